@@ -1,0 +1,1 @@
+"""The ``skillnb`` command line (edge layer)."""

@@ -1,0 +1,296 @@
+"""Persisted records: facts, events, gate results and the run snapshot (core layer).
+
+Every persisted record carries a format version ``v``. Records are pydantic v2 models with
+``extra="forbid"`` so that a misspelt or foreign field in a sidecar is an error, not a silent
+drop. Values are JSON only: a non-JSON Python value is encoded before it reaches a record
+(see :mod:`skillnb.store.codec`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "FACT_KINDS",
+    "RECORD_VERSION",
+    "Approval",
+    "Batch",
+    "Event",
+    "EventDraft",
+    "Fact",
+    "FactKind",
+    "Firing",
+    "GateReport",
+    "GateResult",
+    "JsonValue",
+    "Milestone",
+    "RunState",
+    "Step",
+]
+
+RECORD_VERSION = 1
+"""The format version written into every persisted record."""
+
+JsonValue = Any
+"""A value that ``json.dumps`` accepts (kept as ``Any`` so pydantic does not re-validate it)."""
+
+FactKind = Literal["decision", "data", "constraint", "summary", "note"]
+FACT_KINDS: tuple[str, ...] = ("decision", "data", "constraint", "summary", "note")
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=False)
+
+
+class Fact(_Record):
+    """One version of a formalized value."""
+
+    v: int = RECORD_VERSION
+    """Format version of this record."""
+    key: str
+    """The fact's name (a Python identifier in practice, any string in the API)."""
+    value: JsonValue = None
+    """The value as stored: plain JSON when ``encoding == "json"``, else the codec's envelope.
+    ``Run.fact`` returns the decoded value here."""
+    encoding: str = "json"
+    """Name of the codec that produced ``value`` (``json``, ``text``, ``bytes``, ``blob``, ...)."""
+    restorable: bool = True
+    """False when only a ``repr`` could be kept: the value cannot be restored into Python."""
+    kind: FactKind = "data"
+    """What the fact means for the workflow."""
+    version: int
+    """1 for the first write of this key, then 2, 3, ... (per key)."""
+    seq: int = 0
+    """The run version (journal sequence number) of the event that wrote it."""
+    at: datetime
+    """When it was written (timezone-aware)."""
+    cell_id: str | None = None
+    """The notebook cell that produced it, when known."""
+    source_hash: str | None = None
+    """Hash of the producing cell's normalised source, when known."""
+    note: str | None = None
+    """Free text from the user."""
+    preview: str = ""
+    """A short, single-line rendering of the value for mirrors and summaries."""
+
+
+class GateResult(_Record):
+    """The outcome of one gate."""
+
+    v: int = RECORD_VERSION
+    gate: str
+    """The gate's name (inline gates are named after what they check)."""
+    kind: Literal["state", "requires", "check", "python", "resource", "approval"]
+    """Which kind of gate."""
+    severity: Literal["block", "warn"] = "block"
+    """``block`` stops the step; ``warn`` is reported and does not."""
+    passed: bool
+    """Whether the gate passed."""
+    message: str = ""
+    """Why it failed (or a short note when it passed)."""
+    duration_ms: float = 0.0
+    """How long the evaluation took."""
+    attempts: int = 1
+    """How many attempts were made (resource gates retry)."""
+
+
+class GateReport(_Record):
+    """The gates evaluated for one trigger (or one gated cell), in evaluation order."""
+
+    v: int = RECORD_VERSION
+    trigger: str | None = None
+    """The trigger checked (``None`` for inline-only gates)."""
+    state: str | None = None
+    """The run's state when the gates ran."""
+    version: int = 0
+    """The run version the gates saw."""
+    results: list[GateResult] = Field(default_factory=list)
+    """One result per gate, cheapest first, approval last."""
+
+    @property
+    def passed(self) -> bool:
+        """True when no blocking gate failed."""
+        return all(r.passed for r in self.results if r.severity == "block")
+
+    @property
+    def blocking(self) -> list[GateResult]:
+        """The blocking gates that failed."""
+        return [r for r in self.results if r.severity == "block" and not r.passed]
+
+    @property
+    def warnings(self) -> list[GateResult]:
+        """The warning gates that failed."""
+        return [r for r in self.results if r.severity == "warn" and not r.passed]
+
+
+class EventDraft(_Record):
+    """An event before the store assigns it a sequence number."""
+
+    type: str
+    """Dotted event type, e.g. ``fact.formalized`` (see :mod:`skillnb.core.state`)."""
+    at: datetime
+    """When it happened (timezone-aware)."""
+    data: dict[str, JsonValue] = Field(default_factory=dict)
+    """The payload, JSON only."""
+
+
+class Event(_Record):
+    """One committed entry of the run's journal."""
+
+    v: int = RECORD_VERSION
+    """Format version of this record."""
+    seq: int
+    """The run version this event created: 1, 2, 3, ... strictly increasing, no gaps."""
+    type: str
+    """Dotted event type, e.g. ``fact.formalized``."""
+    at: datetime
+    """When it happened (timezone-aware)."""
+    data: dict[str, JsonValue] = Field(default_factory=dict)
+    """The payload, JSON only."""
+
+
+class Approval(_Record):
+    """A durable request for a human decision, and the decision once made."""
+
+    v: int = RECORD_VERSION
+    id: str
+    """Unique id of the request."""
+    gate: str
+    """The approval gate's name."""
+    trigger: str | None = None
+    """The trigger (or gated cell key) that asked."""
+    message: str = ""
+    """What the human is asked to approve."""
+    state: str | None = None
+    """The run's state when the request was made."""
+    requested_seq: int = 0
+    """The run version at which the request was recorded (approvals bind to it)."""
+    requested_at: datetime
+    """When the request was made."""
+    status: Literal["pending", "approved", "rejected", "consumed", "expired"] = "pending"
+    """Where the request stands."""
+    decided_by: str | None = None
+    """Who decided."""
+    decided_at: datetime | None = None
+    """When it was decided."""
+    note: str | None = None
+    """The decider's note."""
+
+
+class Step(_Record):
+    """A unit of durable work (a formalized or gated cell, or ``run.step``)."""
+
+    v: int = RECORD_VERSION
+    key: str
+    """The step's key (``formalize:budget``, ``gate:user_request``, or the user's name)."""
+    status: Literal["started", "committed", "failed", "cleared"] = "started"
+    """``started`` and never ``committed`` means uncertain after a crash."""
+    source_hash: str | None = None
+    """Hash of the normalised cell source, when the step is a cell."""
+    cell_id: str | None = None
+    """The cell, when known."""
+    idempotent: bool = False
+    """A step declared idempotent may be re-run after an uncertain end."""
+    started_seq: int = 0
+    """Run version of the ``step.started`` event."""
+    committed_seq: int | None = None
+    """Run version of the ``step.committed`` event."""
+    error: str | None = None
+    """The error message of a failed step."""
+
+
+class Batch(_Record):
+    """A named set of items processed exactly once each across sessions."""
+
+    v: int = RECORD_VERSION
+    name: str
+    """The batch's name."""
+    items: list[str] = Field(default_factory=list)
+    """Every item key ever declared for this batch, in first-seen order."""
+    done: list[str] = Field(default_factory=list)
+    """The keys of the items that are done, in completion order."""
+
+    @property
+    def total(self) -> int:
+        """How many items the batch holds."""
+        return len(self.items)
+
+    def remaining(self) -> list[str]:
+        """Item keys not yet done, in declared order."""
+        done = set(self.done)
+        return [k for k in self.items if k not in done]
+
+
+class Firing(_Record):
+    """One transition that fired."""
+
+    v: int = RECORD_VERSION
+    trigger: str
+    source: str | None = Field(default=None, alias="from")
+    target: str = Field(alias="to")
+    seq: int
+    """Run version of the ``transition.fired`` event."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Milestone(_Record):
+    """A named checkpoint of the run."""
+
+    v: int = RECORD_VERSION
+    name: str
+    seq: int
+    state: str | None = None
+    facts: dict[str, int] = Field(default_factory=dict)
+    """Each fact key and the version it had at the milestone."""
+    at: datetime
+
+
+class RunState(_Record):
+    """Everything a run knows at one version: the snapshot that compaction writes.
+
+    It is derived from the journal by :func:`skillnb.core.state.apply`; the snapshot is an
+    optimisation, never a second source of truth.
+    """
+
+    v: int = RECORD_VERSION
+    """Format version of this record."""
+    run_id: str
+    """The run's id."""
+    version: int = 0
+    """The journal sequence number this state includes."""
+    created_at: datetime | None = None
+    """When the run was created."""
+    updated_at: datetime | None = None
+    """When the last event was recorded."""
+    workflow: str | None = None
+    """The workflow's name, when the run has one."""
+    workflow_hash: str | None = None
+    """Hash of the workflow definition the run was last bound to."""
+    workflow_definition: dict[str, JsonValue] | None = None
+    """The definition itself (plain data), so tools can show the machine without the source."""
+    state: str | None = None
+    """The current state (``None`` for a run without a workflow)."""
+    visited: list[str] = Field(default_factory=list)
+    """States entered, in first-visit order."""
+    facts: dict[str, Fact] = Field(default_factory=dict)
+    """The latest version of each fact (stored form)."""
+    firings: list[Firing] = Field(default_factory=list)
+    """Transitions fired, oldest first."""
+    approvals: dict[str, Approval] = Field(default_factory=dict)
+    """Approval requests by id."""
+    steps: dict[str, Step] = Field(default_factory=dict)
+    """Steps by key (latest attempt)."""
+    batches: dict[str, Batch] = Field(default_factory=dict)
+    """Batches by name."""
+    key_ids: dict[str, JsonValue] = Field(default_factory=dict)
+    """Ids worth remembering (session ids, batch ids, ...)."""
+    reports: dict[str, GateReport] = Field(default_factory=dict)
+    """The last recorded gate report per trigger or gated cell."""
+    milestones: list[Milestone] = Field(default_factory=list)
+    """Named checkpoints, oldest first."""
+    last_operation: str | None = None
+    """A one-line description of the last event."""

@@ -1,0 +1,259 @@
+"""Folding journal events into a :class:`~skillnb.core.records.RunState` (core layer).
+
+The journal is the source of truth; the state is what :func:`apply` makes of it, one event at
+a time, deterministically. Event types and their payloads:
+
+==========================  =================================================================
+type                        data
+==========================  =================================================================
+``run.created``             ``run_id``
+``workflow.bound``          ``workflow``, ``hash``, ``initial`` (state entered when none yet),
+                            ``definition`` (the workflow as plain data)
+``fact.formalized``         ``fact`` (a :class:`Fact` dump, stored form)
+``transition.fired``        ``trigger``, ``from``, ``to``, ``action``
+``gate.reported``           ``key``, ``report`` (a :class:`GateReport` dump)
+``approval.requested``      ``approval`` (an :class:`Approval` dump)
+``approval.decided``        ``id``, ``status`` (approved/rejected), ``by``, ``note``
+``approval.consumed``       ``id``
+``approval.expired``        ``id``
+``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``
+``step.committed``          ``key``
+``step.failed``             ``key``, ``error``
+``step.cleared``            ``key``, ``by``
+``batch.declared``          ``batch``, ``items`` (new item keys, in order)
+``batch.item_done``         ``batch``, ``item``
+``keyids.set``              ``ids`` (merged into ``key_ids``)
+``milestone.recorded``      ``name``, ``state``, ``facts`` (key -> version)
+==========================  =================================================================
+
+Unknown types are kept in the journal and ignored here, so an older reader can replay a
+journal that a newer writer extended with new kinds of events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from skillnb.core.records import (
+    Approval,
+    Batch,
+    Event,
+    Fact,
+    Firing,
+    GateReport,
+    Milestone,
+    RunState,
+    Step,
+)
+
+__all__ = ["MalformedEvent", "apply", "describe_event", "state_entry_seq"]
+
+
+class MalformedEvent(ValueError):
+    """An event's payload does not have the shape its type requires."""
+
+
+def _created(state: RunState, e: Event) -> None:
+    state.created_at = state.created_at or e.at
+
+
+def _bound(state: RunState, e: Event) -> None:
+    d = e.data
+    state.workflow = str(d["workflow"])
+    state.workflow_hash = str(d["hash"])
+    definition = d.get("definition")
+    if definition is not None and not isinstance(definition, dict):
+        raise MalformedEvent("definition must be an object")
+    state.workflow_definition = definition
+    if state.state is None and d.get("initial") is not None:
+        state.state = str(d["initial"])
+        if state.state not in state.visited:
+            state.visited.append(state.state)
+
+
+def _fact(state: RunState, e: Event) -> None:
+    fact = Fact.model_validate(e.data["fact"])
+    fact.seq = e.seq
+    state.facts[fact.key] = fact
+
+
+def _fired(state: RunState, e: Event) -> None:
+    d = e.data
+    firing = Firing(trigger=str(d["trigger"]), source=d.get("from"), target=str(d["to"]), seq=e.seq)
+    state.firings.append(firing)
+    state.state = firing.target
+    if firing.target not in state.visited:
+        state.visited.append(firing.target)
+
+
+def _reported(state: RunState, e: Event) -> None:
+    state.reports[str(e.data["key"])] = GateReport.model_validate(e.data["report"])
+
+
+def _requested(state: RunState, e: Event) -> None:
+    approval = Approval.model_validate(e.data["approval"])
+    approval.requested_seq = e.seq
+    state.approvals[approval.id] = approval
+
+
+def _decided(state: RunState, e: Event) -> None:
+    approval = state.approvals[str(e.data["id"])]
+    approval.status = "approved" if e.data["status"] == "approved" else "rejected"
+    approval.decided_by = e.data.get("by")
+    approval.decided_at = e.at
+    approval.note = e.data.get("note")
+
+
+def _consumed(state: RunState, e: Event) -> None:
+    state.approvals[str(e.data["id"])].status = "consumed"
+
+
+def _expired(state: RunState, e: Event) -> None:
+    state.approvals[str(e.data["id"])].status = "expired"
+
+
+def _started(state: RunState, e: Event) -> None:
+    d = e.data
+    state.steps[str(d["key"])] = Step(
+        key=str(d["key"]),
+        status="started",
+        source_hash=d.get("source_hash"),
+        cell_id=d.get("cell_id"),
+        idempotent=bool(d.get("idempotent", False)),
+        started_seq=e.seq,
+    )
+
+
+def _step_end(status: str) -> Callable[[RunState, Event], None]:
+    def fold(state: RunState, e: Event) -> None:
+        step = state.steps.get(str(e.data["key"]))
+        if step is None:
+            step = Step(key=str(e.data["key"]), started_seq=e.seq)
+            state.steps[step.key] = step
+        step.status = status  # type: ignore[assignment]  # one of the Step literals
+        if status == "committed":
+            step.committed_seq = e.seq
+            step.error = None
+        elif status == "failed":
+            step.error = str(e.data.get("error", ""))
+
+    return fold
+
+
+def _declared(state: RunState, e: Event) -> None:
+    name = str(e.data["batch"])
+    batch = state.batches.setdefault(name, Batch(name=name))
+    batch.items.extend(str(k) for k in e.data["items"])
+
+
+def _item_done(state: RunState, e: Event) -> None:
+    name = str(e.data["batch"])
+    batch = state.batches.setdefault(name, Batch(name=name))
+    item = str(e.data["item"])
+    if item not in batch.items:
+        batch.items.append(item)
+    batch.done.append(item)
+
+
+def _keyids(state: RunState, e: Event) -> None:
+    ids = e.data["ids"]
+    if not isinstance(ids, dict):
+        raise MalformedEvent("ids must be an object")
+    state.key_ids.update(ids)
+
+
+def _milestone(state: RunState, e: Event) -> None:
+    d = e.data
+    state.milestones.append(
+        Milestone(name=str(d["name"]), seq=e.seq, state=d.get("state"), facts=d["facts"], at=e.at)
+    )
+
+
+_FOLDS: dict[str, Callable[[RunState, Event], None]] = {
+    "run.created": _created,
+    "workflow.bound": _bound,
+    "fact.formalized": _fact,
+    "transition.fired": _fired,
+    "gate.reported": _reported,
+    "approval.requested": _requested,
+    "approval.decided": _decided,
+    "approval.consumed": _consumed,
+    "approval.expired": _expired,
+    "step.started": _started,
+    "step.committed": _step_end("committed"),
+    "step.failed": _step_end("failed"),
+    "step.cleared": _step_end("cleared"),
+    "batch.declared": _declared,
+    "batch.item_done": _item_done,
+    "keyids.set": _keyids,
+    "milestone.recorded": _milestone,
+}
+
+
+def apply(state: RunState, event: Event) -> RunState:
+    """Fold ``event`` into ``state`` (in place) and return it.
+
+    Raises:
+        MalformedEvent: the payload lacks a field its type needs, or has the wrong type.
+
+    """
+    if event.seq != state.version + 1:
+        raise MalformedEvent(f"event {event.seq} follows version {state.version}")
+    fold = _FOLDS.get(event.type)
+    if fold is not None:
+        try:
+            fold(state, event)
+        except (KeyError, TypeError, ValueError, ValidationError) as exc:
+            raise MalformedEvent(f"event {event.seq} ({event.type}): {exc}") from exc
+    state.version = event.seq
+    state.updated_at = event.at
+    state.last_operation = describe_event(event)
+    return state
+
+
+def state_entry_seq(state: RunState) -> int:
+    """The version at which the current state was entered (0 if never by a transition)."""
+    return state.firings[-1].seq if state.firings else 0
+
+
+def _clip(value: Any, limit: int = 60) -> str:
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
+    "run.created": lambda d: f"run {d.get('run_id')} created",
+    "workflow.bound": lambda d: f"workflow {d.get('workflow')} bound",
+    "fact.formalized": lambda d: (
+        f"formalized {d['fact'].get('key')} v{d['fact'].get('version')}"
+        f" = {_clip(d['fact'].get('preview', ''))}"
+    ),
+    "transition.fired": lambda d: f"{d.get('trigger')}: {d.get('from')} → {d.get('to')}",
+    "gate.reported": lambda d: f"gates blocked {d.get('key')}",
+    "approval.requested": lambda d: f"approval requested: {d['approval'].get('gate')}",
+    "approval.decided": lambda d: f"approval {d.get('status')} by {d.get('by')}",
+    "approval.consumed": lambda d: "approval used",
+    "approval.expired": lambda d: "approval expired",
+    "step.started": lambda d: f"step {d.get('key')} started",
+    "step.committed": lambda d: f"step {d.get('key')} committed",
+    "step.failed": lambda d: f"step {d.get('key')} failed: {_clip(d.get('error', ''))}",
+    "step.cleared": lambda d: f"step {d.get('key')} cleared by {d.get('by')}",
+    "batch.declared": lambda d: f"batch {d.get('batch')}: {len(d.get('items', []))} new items",
+    "batch.item_done": lambda d: f"batch {d.get('batch')}: {_clip(d.get('item'))} done",
+    "keyids.set": lambda d: "key ids: " + _clip(", ".join(f"{k}={v}" for k, v in d["ids"].items())),
+    "milestone.recorded": lambda d: f"milestone {d.get('name')!r}",
+}
+
+
+def describe_event(event: Event) -> str:
+    """A one-line, human-readable description of ``event``."""
+    describe = _DESCRIBE.get(event.type)
+    if describe is None:
+        return event.type
+    try:
+        return describe(event.data)
+    except (KeyError, TypeError, AttributeError):
+        return event.type

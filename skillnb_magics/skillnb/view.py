@@ -1,0 +1,168 @@
+"""The run at a glance, as JSON-safe data (service layer).
+
+:func:`describe` is what every view renders: the widgets, the JupyterLab side panel (through
+the server extension), ``skillnb status --json`` and the LLM summary. Its shape (``"v": 1``):
+
+``run_id, workflow, state, version, updated_at, states, visited, next, facts, pending,
+uncertain, batches, key_ids, milestones, last_report, history, mermaid``.
+
+``next`` lists the transitions out of the current state with the status of their gates
+(``passing``, ``warning``, ``blocked``; ``unknown`` where a gate would run user code and
+``evaluate_code`` is false, as in the server).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from skillnb.core.graph import to_mermaid
+from skillnb.core.records import GateReport, GateResult
+from skillnb.core.state import describe_event
+
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = ["VIEW_VERSION", "describe"]
+
+VIEW_VERSION = 1
+_CODE_KINDS = ("python", "resource")
+_HISTORY = 20
+_REMAINING = 20
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _result(r: GateResult) -> dict[str, Any]:
+    return {
+        "gate": r.gate,
+        "kind": r.kind,
+        "severity": r.severity,
+        "passed": r.passed,
+        "message": r.message,
+    }
+
+
+def _status(report: GateReport, unknown: bool) -> str:
+    if not report.passed:
+        return "blocked"
+    if unknown:
+        return "unknown"
+    return "warning" if report.warnings else "passing"
+
+
+def _next(run: Run, evaluate_code: bool) -> list[dict[str, Any]]:
+    workflow = run.workflow
+    state = run.snapshot_ref().state
+    if workflow is None or state is None:
+        return []
+    out = []
+    for transition in workflow.transitions_from(state):
+        specs = [workflow.gates[g] for g in transition.gates]
+        runnable = [s for s in specs if evaluate_code or s.kind not in _CODE_KINDS]
+        report = run._evaluate(runnable, transition.trigger)
+        results = [_result(r) for r in report.results]
+        skipped = [s for s in specs if s not in runnable]
+        results += [
+            {
+                "gate": s.name,
+                "kind": s.kind,
+                "severity": s.severity,
+                "passed": None,
+                "message": "runs user code: not evaluated here",
+            }
+            for s in skipped
+        ]
+        out.append(
+            {
+                "trigger": transition.trigger,
+                "to": transition.target,
+                "status": _status(report, bool(skipped)),
+                "gates": results,
+            }
+        )
+    return out
+
+
+def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
+    """The run at a glance (see the module docstring for the shape)."""
+    run.refresh()
+    state = run.snapshot_ref()
+    workflow = run.workflow
+    next_ = _next(run, evaluate_code)
+    last_key = max(state.reports, key=lambda k: state.reports[k].version, default=None)
+    last = state.reports[last_key] if last_key is not None else None
+    statuses = {n["trigger"]: n["status"] for n in next_ if n["status"] != "unknown"}
+    return {
+        "v": VIEW_VERSION,
+        "run_id": state.run_id,
+        "workflow": state.workflow,
+        "state": state.state,
+        "version": state.version,
+        "updated_at": _iso(state.updated_at),
+        "states": list(workflow.states) if workflow else [],
+        "visited": list(state.visited),
+        "next": next_,
+        "facts": [
+            {
+                "key": f.key,
+                "kind": f.kind,
+                "version": f.version,
+                "preview": f.preview,
+                "cell_id": f.cell_id,
+                "at": _iso(f.at),
+                "restorable": f.restorable,
+            }
+            for f in state.facts.values()
+        ],
+        "pending": [
+            {
+                "id": a.id,
+                "gate": a.gate,
+                "trigger": a.trigger,
+                "message": a.message,
+                "state": a.state,
+                "requested_seq": a.requested_seq,
+                "requested_at": _iso(a.requested_at),
+            }
+            for a in run.pending()
+        ],
+        "uncertain": [
+            {"key": s.key, "started_seq": s.started_seq, "cell_id": s.cell_id}
+            for s in state.steps.values()
+            if s.status == "started"
+        ],
+        "batches": [
+            {
+                "name": b.name,
+                "done": len(set(b.done)),
+                "total": b.total,
+                "remaining": b.remaining()[:_REMAINING],
+            }
+            for b in state.batches.values()
+        ],
+        "key_ids": dict(state.key_ids),
+        "milestones": [
+            {"name": m.name, "seq": m.seq, "state": m.state, "at": _iso(m.at)}
+            for m in state.milestones
+        ],
+        "last_report": None
+        if last is None
+        else {
+            "key": last_key,
+            "trigger": last.trigger,
+            "state": last.state,
+            "passed": last.passed,
+            "results": [_result(r) for r in last.results],
+        },
+        "history": [
+            {"seq": e.seq, "type": e.type, "at": _iso(e.at), "summary": describe_event(e)}
+            for e in run.history(_HISTORY)
+        ],
+        "mermaid": to_mermaid(
+            workflow, current=state.state, visited=state.visited, statuses=statuses
+        )
+        if workflow
+        else None,
+    }

@@ -1,0 +1,57 @@
+"""The core, the store and the run must not import any Jupyter edge."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+FORBIDDEN = (
+    "IPython",
+    "ipywidgets",
+    "nbformat",
+    "nbclient",
+    "jupyter_server",
+    "ipykernel",
+    "tornado",
+)
+PURE = (
+    "skillnb",
+    "skillnb.errors",
+    "skillnb.core.records",
+    "skillnb.core.state",
+    "skillnb.core.workflow",
+    "skillnb.core.gates",
+    "skillnb.core.expr",
+    "skillnb.core.graph",
+    "skillnb.core.summary",
+    "skillnb.store",
+    "skillnb.store.sidecar",
+    "skillnb.run",
+    "skillnb.skillmemory",
+)
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_pure_layers_import_no_jupyter(module: str) -> None:
+    code = (
+        "import importlib, sys\n"
+        f"importlib.import_module({module!r})\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"
+
+
+def test_open_run_in_a_plain_script_loads_no_jupyter(tmp_path: object) -> None:
+    code = (
+        "import sys, skillnb\n"
+        f"run = skillnb.open_run(state_dir={str(tmp_path)!r}, memory=False)\n"
+        "run.formalize('x', 1)\n"
+        "assert run.fact('x').value == 1\n"
+        f"print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
