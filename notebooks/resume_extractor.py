@@ -87,5 +87,5 @@ def extract(path: Path) -> Resume:
 
 
 def completeness(resume: dict[str, object]) -> list[str]:
-    """The fields a recruiter needs that this extracted résumé lacks."""
+    """Return the fields a recruiter needs that this extracted résumé lacks."""
     return [f for f in ("name", "email", "phone", "education") if not resume.get(f)]

@@ -16,8 +16,8 @@ fi
 
 if [ "${SKILLNB_SKIP_BROWSER:-0}" != "1" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ]; then
-    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    apt-get update -qq && apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null
   else
-    sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null
+    sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null
   fi
 fi

@@ -90,7 +90,7 @@ def _loop(run: Run, batch: str, pairs: list[tuple[str, T]], limit: int | None) -
     done = set(state.batches[batch].done) if batch in state.batches else set()
     todo = [(k, item) for k, item in pairs if k not in done][:limit]
     bar = (
-        run.progress_factory(batch, len(pairs), len(pairs) - len(todo))
+        run.progress_factory(batch, len(pairs), sum(k in done for k, _ in pairs))
         if run.progress_factory
         else None
     )

@@ -293,7 +293,7 @@ class Gating:
 
         def make(state: RunState) -> list[EventDraft]:
             drafts: list[EventDraft] = []
-            if report.warnings:
+            if report.results:  # keeps the last report current: a passed step is not "blocked"
                 drafts.append(
                     run._draft("gate.reported", key=key, report=report.model_dump(mode="json"))
                 )

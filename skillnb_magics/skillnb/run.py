@@ -446,7 +446,7 @@ class Run(Gating):
             if isinstance(self._memory_option, SkillMemory):
                 self._memory = self._memory_option
             elif self.workflow is not None:
-                self._memory = SkillMemory(self.workflow.skill, env=self._env)
+                self._memory = SkillMemory(self.workflow.skill, clock=self._clock, env=self._env)
         return self._memory
 
     def _remember(self, action: str, summary: str, files: list[str] | None = None) -> None:

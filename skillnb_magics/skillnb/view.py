@@ -151,6 +151,7 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
         if last is None
         else {
             "key": last_key,
+            "version": last.version,
             "trigger": last.trigger,
             "state": last.state,
             "passed": last.passed,

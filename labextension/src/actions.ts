@@ -1,0 +1,180 @@
+/**
+ * The user-facing flows behind the toolbar buttons, the commands and the panel buttons:
+ * ask (dialog), call the server or the kernel, tell the outcome (notification, panel
+ * notice). The rules stay in Python; these functions only move requests and messages.
+ */
+import {
+  InputDialog,
+  Notification,
+  type ISessionContextDialogs
+} from '@jupyterlab/apputils';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+
+import { RunApiError, type IRunClient } from './api';
+import { applyOutputMirror } from './mirror';
+import type { RunModel } from './model';
+import { resumeInKernel } from './resume';
+import type { IApprovalHandlers } from './sections';
+import type { ISkillnbPanel } from './tokens';
+import type { IPendingApproval } from './types';
+
+/** Shown when a notebook has no sidecar yet. */
+export const NO_RUN_MESSAGE =
+  'This notebook has no SKILL.nb run yet, so there is nothing to checkpoint. ' +
+  'Run %load_ext skillnb in the notebook and formalize a first fact (%%formalize KEY), ' +
+  'then record the milestone.';
+
+const AUTO_CLOSE_MS = 6000;
+
+function failureText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}
+
+/** Ask for a name and record a milestone of the notebook's run. */
+export async function recordMilestone(
+  panel: NotebookPanel,
+  client: IRunClient,
+  runs: ISkillnbPanel | null
+): Promise<void> {
+  const path = panel.context.path;
+  const answer = await InputDialog.getText({
+    title: 'Record a SKILL.nb milestone',
+    label: 'Milestone name',
+    placeholder: 'e.g. extraction-done',
+    okLabel: 'Record',
+    required: true
+  });
+  const name = answer.button.accept ? (answer.value ?? '').trim() : '';
+  if (!name) {
+    return;
+  }
+  try {
+    const result = await client.milestone(path, name);
+    Notification.success(
+      `Milestone "${name}" recorded (run version ${result.version}).`,
+      {
+        autoClose: AUTO_CLOSE_MS
+      }
+    );
+  } catch (reason) {
+    const missing = reason instanceof RunApiError && reason.isMissing;
+    Notification.warning(
+      missing
+        ? NO_RUN_MESSAGE
+        : `Milestone not recorded: ${failureText(reason)}`,
+      {
+        autoClose: missing ? false : AUTO_CLOSE_MS
+      }
+    );
+  }
+  runs?.notifyActivity(path);
+}
+
+/** Run `%resume` in the notebook's kernel (loading the extension if needed). */
+export async function resumeNotebook(
+  panel: NotebookPanel,
+  dialogs: ISessionContextDialogs | null,
+  runs: ISkillnbPanel | null
+): Promise<void> {
+  const context = panel.sessionContext;
+  // `ready` only settles once a session exists, so a notebook opened with "No Kernel" is
+  // offered the kernel dialog instead of being waited on.
+  if (!context.session?.kernel && dialogs !== null) {
+    await dialogs.selectKernel(context);
+  }
+  const kernel = context.session?.kernel ?? null;
+  if (kernel === null) {
+    Notification.warning(
+      'Resume needs a running kernel: select one for this notebook first.',
+      {
+        autoClose: AUTO_CLOSE_MS
+      }
+    );
+    return;
+  }
+  const path = panel.context.path;
+  const pending = Notification.emit(
+    'Resuming the SKILL.nb run…',
+    'in-progress',
+    {
+      autoClose: false
+    }
+  );
+  try {
+    const result = await resumeInKernel(kernel);
+    const model = panel.content.model;
+    if (model !== null) {
+      for (const bundle of result.bundles) {
+        applyOutputMirror(model, null, bundle);
+      }
+    }
+    const ok = result.status === 'ok';
+    const last = result.badges[result.badges.length - 1];
+    const headline = ok ? `Resumed${last ? `: ${last}` : ''}` : 'Resume failed';
+    Notification.update({
+      id: pending,
+      message: headline,
+      type: ok ? 'success' : 'error',
+      autoClose: AUTO_CLOSE_MS
+    });
+    if (runs !== null && runs.model.path === path) {
+      runs.model.setNotice({
+        kind: ok ? 'success' : 'error',
+        title: headline,
+        text: result.text
+      });
+      runs.show();
+    }
+  } catch (reason) {
+    Notification.update({
+      id: pending,
+      message: `Resume failed: ${failureText(reason)}`,
+      type: 'error',
+      autoClose: AUTO_CLOSE_MS
+    });
+  }
+  runs?.notifyActivity(path);
+}
+
+async function decide(
+  model: RunModel,
+  pending: IPendingApproval,
+  verb: 'Approve' | 'Reject'
+): Promise<void> {
+  const answer = await InputDialog.getText({
+    title: pending.message
+      ? `${verb} "${pending.gate}": ${pending.message}`
+      : `${verb} "${pending.gate}"?`,
+    label: 'Note (optional)',
+    okLabel: verb
+  });
+  if (!answer.button.accept) {
+    return;
+  }
+  const note = (answer.value ?? '').trim() || undefined;
+  try {
+    if (verb === 'Approve') {
+      await model.approve(pending.gate, note);
+    } else {
+      await model.reject(pending.gate, note);
+    }
+    Notification.success(
+      `${verb === 'Approve' ? 'Approved' : 'Rejected'} "${pending.gate}".`,
+      {
+        autoClose: AUTO_CLOSE_MS
+      }
+    );
+  } catch (reason) {
+    Notification.error(`${verb} failed: ${failureText(reason)}`, {
+      autoClose: AUTO_CLOSE_MS
+    });
+  }
+}
+
+/** The panel's Approve and Reject buttons: confirm with an optional note, then record. */
+export function approvalHandlers(model: RunModel): IApprovalHandlers {
+  return {
+    approve: pending => void decide(model, pending, 'Approve'),
+    reject: pending => void decide(model, pending, 'Reject')
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The SKILL.nb JupyterLab plugins (plugin objects only; the work is in the modules they
+ * call): the side panel, the commands and toolbar buttons, and the metadata mirror. The
+ * output renderer is the MIME extension in `mime.ts`.
+ */
+import {
+  ILabShell,
+  type JupyterFrontEnd,
+  type JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, ISessionContextDialogs } from '@jupyterlab/apputils';
+import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
+
+import { approvalHandlers } from './actions';
+import { registerCommands } from './commands';
+import { runIcon } from './icons';
+import { NotebookMirror } from './mirrorconnector';
+import { RunModel } from './model';
+import { RunPanel } from './panel';
+import { ServerRunClient } from './request';
+import { ISkillnbPanel, PLUGIN_IDS } from './tokens';
+
+const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
+  id: PLUGIN_IDS.panel,
+  description:
+    'The SKILL.nb side panel: the run of the current notebook, read from its sidecar.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ILabShell],
+  provides: ISkillnbPanel,
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    labShell: ILabShell | null
+  ): ISkillnbPanel => {
+    const model = new RunModel(
+      new ServerRunClient(app.serviceManager.serverSettings)
+    );
+    const panel = new RunPanel(model, {
+      ...approvalHandlers(model),
+      refresh: () => void model.refresh()
+    });
+    panel.title.icon = runIcon;
+    app.shell.add(panel, 'right', { rank: 650, type: 'SKILL.nb' });
+    const follow = (): void => {
+      void model.setPath(tracker.currentWidget?.context.path ?? null);
+    };
+    tracker.currentChanged.connect(follow);
+    tracker.widgetAdded.connect((_, notebook) =>
+      notebook.context.pathChanged.connect(follow)
+    );
+    labShell?.restored.then(follow).catch(() => undefined);
+    follow();
+    return {
+      model,
+      notifyActivity: path => {
+        if (path === model.path) {
+          void model.refresh();
+        }
+      },
+      show: () => app.shell.activateById(panel.id)
+    };
+  }
+};
+
+const commandsPlugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_IDS.commands,
+  description:
+    'SKILL.nb Milestone and Resume commands and notebook toolbar buttons.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ISkillnbPanel, ISessionContextDialogs, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    runs: ISkillnbPanel | null,
+    dialogs: ISessionContextDialogs | null,
+    palette: ICommandPalette | null
+  ): void => {
+    const client = new ServerRunClient(app.serviceManager.serverSettings);
+    registerCommands({ app, tracker, client, runs, dialogs, palette });
+  }
+};
+
+const mirrorPlugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_IDS.mirror,
+  description:
+    'Keeps metadata["skillnb"] of open notebooks in step with the kernel.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ISkillnbPanel],
+  activate: (
+    _app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    runs: ISkillnbPanel | null
+  ): void => {
+    const mirror = (panel: NotebookPanel): NotebookMirror =>
+      new NotebookMirror(panel, path => runs?.notifyActivity(path));
+    tracker.forEach(mirror);
+    tracker.widgetAdded.connect((_, panel) => mirror(panel));
+  }
+};
+
+export default [panelPlugin, commandsPlugin, mirrorPlugin];

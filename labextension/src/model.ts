@@ -1,0 +1,281 @@
+/**
+ * `RunModel`: the run of one notebook as the side panel sees it. It fetches
+ * `run.describe()` through an `IRunClient`, polls the cheap version endpoint while asked
+ * to, forwards approvals and milestones, and emits `stateChanged`. It holds no workflow
+ * rule: everything it shows was computed in Python.
+ */
+import type { IDisposable } from '@lumino/disposable';
+import { Signal, type ISignal } from '@lumino/signaling';
+
+import { RunApiError, type IRunClient } from './api';
+import type { IMilestoneResult, IRunDescription } from './types';
+
+/** Where the model stands. */
+export type RunModelStatus =
+  | 'empty' // no notebook selected
+  | 'loading' // first fetch for this notebook in flight
+  | 'ready' // `description` holds the run
+  | 'missing' // the notebook has no SKILL.nb run (no sidecar) yet
+  | 'error'; // the last fetch failed; `error` says why
+
+/** A short message shown at the top of the panel (e.g. the output of Resume). */
+export interface INotice {
+  kind: 'info' | 'success' | 'warning' | 'error';
+  title: string;
+  text: string;
+}
+
+/** The run of the current notebook, fetched from the server extension. */
+export class RunModel implements IDisposable {
+  /**
+   * @param client the server seam (`ServerRunClient` in the app, a double in tests)
+   */
+  constructor(client: IRunClient) {
+    this._client = client;
+  }
+
+  /** Emitted whenever anything the panel shows changed. */
+  get stateChanged(): ISignal<this, void> {
+    return this._stateChanged;
+  }
+
+  /** The notebook path relative to the server root, or null. */
+  get path(): string | null {
+    return this._path;
+  }
+
+  /** Where the model stands. */
+  get status(): RunModelStatus {
+    return this._status;
+  }
+
+  /** The last description fetched for `path` (null unless `status` is `ready`). */
+  get description(): IRunDescription | null {
+    return this._description;
+  }
+
+  /** Why the last fetch failed, or what is missing. */
+  get error(): string | null {
+    return this._error;
+  }
+
+  /** The notice to show, if any. */
+  get notice(): INotice | null {
+    return this._notice;
+  }
+
+  /** True while polling. */
+  get isPolling(): boolean {
+    return this._timer !== null;
+  }
+
+  /** True after `dispose()`. */
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /**
+   * Follow another notebook (or none) and fetch its run.
+   *
+   * Answers that arrive for the previous notebook are dropped.
+   */
+  async setPath(path: string | null): Promise<void> {
+    if (path === this._path) {
+      return;
+    }
+    this._path = path;
+    this._generation += 1;
+    this._description = null;
+    this._error = null;
+    this._notice = null;
+    this._status = path === null ? 'empty' : 'loading';
+    this._emit();
+    if (path !== null) {
+      await this.refresh();
+    }
+  }
+
+  /** Fetch the description of the current notebook's run now. */
+  async refresh(): Promise<void> {
+    const path = this._path;
+    if (path === null || this._disposed) {
+      return;
+    }
+    const generation = this._generation;
+    const request = ++this._request;
+    let description: IRunDescription | null = null;
+    let failure: unknown = null;
+    try {
+      description = await this._client.describe(path);
+    } catch (reason) {
+      failure = reason;
+    }
+    if (generation !== this._generation || request !== this._request) {
+      return; // a newer request or another notebook took over
+    }
+    if (description !== null) {
+      this._description = description;
+      this._status = 'ready';
+      this._error = null;
+    } else if (failure instanceof RunApiError && failure.isMissing) {
+      this._description = null;
+      this._status = 'missing';
+      this._error = failure.message;
+    } else {
+      this._status = 'error';
+      this._error = describeFailure(failure);
+    }
+    this._emit();
+  }
+
+  /**
+   * Ask the server for the run's version and refresh when it moved.
+   *
+   * @returns true when a refresh was made
+   */
+  async checkVersion(): Promise<boolean> {
+    const path = this._path;
+    if (path === null || this._disposed) {
+      return false;
+    }
+    const generation = this._generation;
+    let exists: boolean;
+    let version: number | null;
+    try {
+      ({ exists, version } = await this._client.version(path));
+    } catch (reason) {
+      if (generation === this._generation && this._status !== 'error') {
+        this._status = 'error';
+        this._error = describeFailure(reason);
+        this._emit();
+      }
+      return false;
+    }
+    if (generation !== this._generation) {
+      return false;
+    }
+    const known = this._status === 'ready' ? this._description?.version : null;
+    const stale =
+      this._status === 'error' ||
+      (exists && known !== version) ||
+      (!exists && this._status === 'ready');
+    if (stale) {
+      await this.refresh();
+    }
+    return stale;
+  }
+
+  /** Approve the pending request of `gate`, then refresh. */
+  async approve(gate: string, note?: string): Promise<void> {
+    const path = this._requirePath();
+    try {
+      await this._client.approve(path, gate, note);
+    } finally {
+      await this.refresh();
+    }
+  }
+
+  /** Reject the pending request of `gate`, then refresh. */
+  async reject(gate: string, note?: string): Promise<void> {
+    const path = this._requirePath();
+    try {
+      await this._client.reject(path, gate, note);
+    } finally {
+      await this.refresh();
+    }
+  }
+
+  /** Record a milestone named `name`, then refresh. */
+  async milestone(name: string): Promise<IMilestoneResult> {
+    const path = this._requirePath();
+    try {
+      return await this._client.milestone(path, name);
+    } finally {
+      await this.refresh();
+    }
+  }
+
+  /** Show (or clear, with null) a notice. */
+  setNotice(notice: INotice | null): void {
+    this._notice = notice;
+    this._emit();
+  }
+
+  /** Check the version every `intervalMs` until `stopPolling()`. */
+  startPolling(intervalMs: number): void {
+    if (this._timer !== null || this._disposed) {
+      return;
+    }
+    this._timer = setInterval(() => {
+      void this._tick();
+    }, intervalMs);
+  }
+
+  /** Stop checking the version. */
+  stopPolling(): void {
+    if (this._timer !== null) {
+      clearInterval(this._timer);
+      this._timer = null;
+    }
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this.stopPolling();
+    Signal.clearData(this);
+  }
+
+  private async _tick(): Promise<void> {
+    if (this._ticking || pageHidden()) {
+      return; // the previous check is still waiting, or nobody can see the panel
+    }
+    this._ticking = true;
+    try {
+      await this.checkVersion();
+    } finally {
+      this._ticking = false;
+    }
+  }
+
+  private _requirePath(): string {
+    if (this._path === null) {
+      throw new RunApiError(400, 'no notebook is selected');
+    }
+    return this._path;
+  }
+
+  private _emit(): void {
+    if (!this._disposed) {
+      this._stateChanged.emit();
+    }
+  }
+
+  private readonly _client: IRunClient;
+  private readonly _stateChanged = new Signal<this, void>(this);
+  private _path: string | null = null;
+  private _status: RunModelStatus = 'empty';
+  private _description: IRunDescription | null = null;
+  private _error: string | null = null;
+  private _notice: INotice | null = null;
+  private _generation = 0;
+  private _request = 0;
+  private _timer: ReturnType<typeof setInterval> | null = null;
+  private _ticking = false;
+  private _disposed = false;
+}
+
+function pageHidden(): boolean {
+  return (
+    typeof document !== 'undefined' && document.visibilityState === 'hidden'
+  );
+}
+
+function describeFailure(reason: unknown): string {
+  if (reason instanceof Error) {
+    return reason.message;
+  }
+  return String(reason);
+}

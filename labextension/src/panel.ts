@@ -1,0 +1,192 @@
+/**
+ * The "SKILL.nb" side panel: renders the `RunModel` of the current notebook. It only
+ * renders; approvals go through the handlers it is given and polling runs while the panel
+ * is visible.
+ */
+import type { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { h } from './dom';
+import type { RunModel } from './model';
+import {
+  batchSection,
+  factSection,
+  historySection,
+  keyIdSection,
+  milestoneSection,
+  nextSection,
+  pendingSection,
+  reportSection,
+  runSection,
+  uncertainSection,
+  type IApprovalHandlers
+} from './sections';
+import { PANEL_ID, POLL_INTERVAL_MS } from './tokens';
+
+/** What the panel's buttons do. */
+export interface IRunPanelHandlers extends IApprovalHandlers {
+  refresh(): void;
+}
+
+/** The side panel widget. */
+export class RunPanel extends Widget {
+  /**
+   * @param model the run of the current notebook
+   * @param handlers what Approve, Reject and Refresh do
+   * @param pollIntervalMs how often to check the run's version while visible
+   */
+  constructor(
+    model: RunModel,
+    handlers: IRunPanelHandlers,
+    pollIntervalMs: number = POLL_INTERVAL_MS
+  ) {
+    super();
+    this.id = PANEL_ID;
+    this.addClass('jp-skillnb-panel');
+    this.title.caption = 'SKILL.nb run';
+    this._model = model;
+    this._handlers = handlers;
+    this._pollIntervalMs = pollIntervalMs;
+    model.stateChanged.connect(this._render, this);
+    this._render();
+  }
+
+  /** The model rendered. */
+  get model(): RunModel {
+    return this._model;
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this._model.refresh();
+    this._model.startPolling(this._pollIntervalMs);
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this._model.stopPolling();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.stateChanged.disconnect(this._render, this);
+    this._model.stopPolling();
+    super.dispose();
+  }
+
+  private _render(): void {
+    const model = this._model;
+    const refresh = h('button', {
+      className: 'jp-mod-styled jp-skillnb-refresh',
+      text: 'Refresh',
+      title: 'Read the run again from its sidecar'
+    });
+    refresh.addEventListener('click', () => this._handlers.refresh());
+    const header = h('header', { className: 'jp-skillnb-header' }, [
+      h('h2', { className: 'jp-skillnb-title', text: 'SKILL.nb' }),
+      refresh
+    ]);
+    const path = model.path
+      ? h('div', {
+          className: 'jp-skillnb-path jp-skillnb-muted',
+          text: model.path
+        })
+      : null;
+    const notice = this._notice();
+    this.node.dataset.status = model.status;
+    this.node.replaceChildren(
+      ...[header, path, notice, ...this._body()].filter(
+        (n): n is HTMLElement => n !== null
+      )
+    );
+  }
+
+  private _notice(): HTMLElement | null {
+    const notice = this._model.notice;
+    if (notice === null) {
+      return null;
+    }
+    const close = h('button', {
+      className: 'jp-skillnb-notice-close',
+      text: '×',
+      title: 'Dismiss'
+    });
+    close.addEventListener('click', () => this._model.setNotice(null));
+    const output = notice.text
+      ? h('details', { className: 'jp-skillnb-notice-details' }, [
+          h('summary', { text: 'output' }),
+          h('pre', { className: 'jp-skillnb-notice-text', text: notice.text })
+        ])
+      : null;
+    if (output !== null) {
+      output.open = true;
+    }
+    return h(
+      'div',
+      { className: `jp-skillnb-notice jp-skillnb-notice-${notice.kind}` },
+      [
+        h('div', { className: 'jp-skillnb-notice-head' }, [
+          h('span', {
+            className: 'jp-skillnb-notice-title',
+            text: notice.title
+          }),
+          close
+        ]),
+        output
+      ]
+    );
+  }
+
+  private _body(): (HTMLElement | null)[] {
+    const model = this._model;
+    const message = (
+      text: string,
+      className = 'jp-skillnb-empty'
+    ): HTMLElement[] => [h('div', { className, text })];
+    switch (model.status) {
+      case 'empty':
+        return message('Open a notebook to see its SKILL.nb run.');
+      case 'loading':
+        return message('Loading the run…');
+      case 'missing':
+        return [
+          h('div', { className: 'jp-skillnb-empty jp-skillnb-missing' }, [
+            h('div', { text: 'This notebook has no SKILL.nb run yet.' }),
+            h('div', {
+              className: 'jp-skillnb-muted',
+              text: 'Run %load_ext skillnb in it and formalize a first fact (%%formalize KEY).'
+            })
+          ])
+        ];
+      case 'error':
+        return message(
+          model.error ?? 'The run could not be read.',
+          'jp-skillnb-error'
+        );
+      case 'ready':
+        break;
+    }
+    const run = model.description;
+    if (run === null) {
+      return [];
+    }
+    return [
+      runSection(run),
+      pendingSection(run.pending, this._handlers),
+      nextSection(run.next),
+      uncertainSection(run.uncertain),
+      batchSection(run.batches),
+      factSection(run.facts),
+      reportSection(run.last_report),
+      milestoneSection(run.milestones),
+      keyIdSection(run.key_ids),
+      historySection(run.history)
+    ];
+  }
+
+  private readonly _model: RunModel;
+  private readonly _handlers: IRunPanelHandlers;
+  private readonly _pollIntervalMs: number;
+}

@@ -1,0 +1,270 @@
+/**
+ * Defensive readers for JSON that comes from the server, the kernel or a saved notebook.
+ * Facts can hold LLM output and notebooks are untrusted input, so every field is checked
+ * and given a safe default; nothing here evaluates or interprets the text.
+ */
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+import { FORMAT_VERSION } from './tokens';
+import type {
+  BundleStatus,
+  IBatchView,
+  IFactView,
+  IGateReportView,
+  IGateView,
+  IHistoryEntry,
+  IMilestoneView,
+  IMirror,
+  IMirrorMessage,
+  INextTrigger,
+  IPendingApproval,
+  IRunDescription,
+  IRunVersion,
+  ISkillnbBundle,
+  IUncertainStep,
+  TriggerStatus
+} from './types';
+
+type Dict = { [key: string]: unknown };
+
+/** True for a plain JSON object (not null, not an array). */
+export function isObject(value: unknown): value is Dict {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown, fallback = ''): string {
+  return typeof value === 'string' ? value : fallback;
+}
+
+function strOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function num(value: unknown, fallback = 0): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function list<T>(value: unknown, read: (item: Dict) => T): T[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value.filter(isObject).map(read);
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === 'string')
+    : [];
+}
+
+function jsonObjectOrNull(value: unknown): ReadonlyPartialJSONObject | null {
+  return isObject(value) ? (value as ReadonlyPartialJSONObject) : null;
+}
+
+const TRIGGER_STATUSES: readonly TriggerStatus[] = [
+  'passing',
+  'warning',
+  'blocked',
+  'unknown'
+];
+
+const BUNDLE_STATUSES: readonly BundleStatus[] = [
+  'ok',
+  'restored',
+  'blocked',
+  'waiting',
+  'warning',
+  'error'
+];
+
+function readGate(item: Dict): IGateView {
+  const passed = item.passed;
+  return {
+    gate: str(item.gate),
+    kind: str(item.kind),
+    severity: str(item.severity, 'block'),
+    passed: typeof passed === 'boolean' ? passed : null,
+    message: str(item.message)
+  };
+}
+
+function readTrigger(item: Dict): INextTrigger {
+  const status = TRIGGER_STATUSES.find(s => s === item.status) ?? 'unknown';
+  return {
+    trigger: str(item.trigger),
+    to: str(item.to),
+    status,
+    gates: list(item.gates, readGate)
+  };
+}
+
+function readFact(item: Dict): IFactView {
+  return {
+    key: str(item.key),
+    kind: str(item.kind, 'data'),
+    version: num(item.version),
+    preview: str(item.preview),
+    cell_id: strOrNull(item.cell_id),
+    at: strOrNull(item.at),
+    restorable: item.restorable !== false
+  };
+}
+
+function readPending(item: Dict): IPendingApproval {
+  return {
+    id: str(item.id),
+    gate: str(item.gate),
+    trigger: strOrNull(item.trigger),
+    message: str(item.message),
+    state: strOrNull(item.state),
+    requested_seq: num(item.requested_seq),
+    requested_at: strOrNull(item.requested_at)
+  };
+}
+
+function readUncertain(item: Dict): IUncertainStep {
+  return {
+    key: str(item.key),
+    started_seq: num(item.started_seq),
+    cell_id: strOrNull(item.cell_id)
+  };
+}
+
+function readBatch(item: Dict): IBatchView {
+  return {
+    name: str(item.name),
+    done: num(item.done),
+    total: num(item.total),
+    remaining: strings(item.remaining)
+  };
+}
+
+function readMilestone(item: Dict): IMilestoneView {
+  return {
+    name: str(item.name),
+    seq: num(item.seq),
+    state: strOrNull(item.state),
+    at: strOrNull(item.at)
+  };
+}
+
+function readHistory(item: Dict): IHistoryEntry {
+  return {
+    seq: num(item.seq),
+    type: str(item.type),
+    at: strOrNull(item.at),
+    summary: str(item.summary)
+  };
+}
+
+function readReport(value: unknown): IGateReportView | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    trigger: strOrNull(value.trigger),
+    state: strOrNull(value.state),
+    passed: value.passed === true,
+    results: list(value.results, readGate)
+  };
+}
+
+/**
+ * Read a `run.describe()` payload.
+ *
+ * @throws Error when the payload is not an object of a known format version.
+ */
+export function parseDescription(value: unknown): IRunDescription {
+  if (!isObject(value)) {
+    throw new Error('the server sent a run description that is not an object');
+  }
+  const v = num(value.v, -1);
+  if (v !== FORMAT_VERSION) {
+    throw new Error(
+      `unsupported run description format v=${String(value.v)} (this extension reads v=${FORMAT_VERSION})`
+    );
+  }
+  return {
+    v,
+    run_id: str(value.run_id),
+    workflow: strOrNull(value.workflow),
+    state: strOrNull(value.state),
+    version: num(value.version),
+    updated_at: strOrNull(value.updated_at),
+    states: strings(value.states),
+    visited: strings(value.visited),
+    next: list(value.next, readTrigger),
+    facts: list(value.facts, readFact),
+    pending: list(value.pending, readPending),
+    uncertain: list(value.uncertain, readUncertain),
+    batches: list(value.batches, readBatch),
+    key_ids: isObject(value.key_ids) ? value.key_ids : {},
+    milestones: list(value.milestones, readMilestone),
+    last_report: readReport(value.last_report),
+    history: list(value.history, readHistory),
+    mermaid: strOrNull(value.mermaid)
+  };
+}
+
+/** Read `GET /skillnb/api/version`. */
+export function parseVersion(value: unknown): IRunVersion {
+  if (!isObject(value)) {
+    return { exists: false, version: null };
+  }
+  const version = value.version;
+  return {
+    exists: value.exists === true,
+    version: typeof version === 'number' ? version : null
+  };
+}
+
+function readMirror(value: unknown): IMirror | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  return {
+    notebook: jsonObjectOrNull(value.notebook),
+    cell: jsonObjectOrNull(value.cell)
+  };
+}
+
+/** Read a skillnb display bundle; `null` when it is not one this extension understands. */
+export function parseBundle(value: unknown): ISkillnbBundle | null {
+  if (!isObject(value) || value.v !== FORMAT_VERSION) {
+    return null;
+  }
+  const status = BUNDLE_STATUSES.find(s => s === value.status) ?? 'ok';
+  return {
+    v: FORMAT_VERSION,
+    kind: str(value.kind),
+    badge: str(value.badge, str(value.kind, 'skillnb')),
+    status,
+    key: strOrNull(value.key),
+    trigger: strOrNull(value.trigger),
+    mirror: readMirror(value.mirror)
+  };
+}
+
+/** Read a `skillnb.mirror` comm message; `null` when it is not one. */
+export function parseMirrorMessage(value: unknown): IMirrorMessage | null {
+  if (!isObject(value) || value.v !== FORMAT_VERSION) {
+    return null;
+  }
+  return {
+    v: FORMAT_VERSION,
+    notebook: jsonObjectOrNull(value.notebook),
+    cell_id: strOrNull(value.cell_id),
+    cell: jsonObjectOrNull(value.cell)
+  };
+}
+
+/** The `error` text of a JSON error answer, or `fallback`. */
+export function errorText(value: unknown, fallback: string): string {
+  if (isObject(value)) {
+    const error = value.error ?? value.message;
+    if (typeof error === 'string' && error) {
+      return error;
+    }
+  }
+  return fallback;
+}

@@ -1,0 +1,337 @@
+/**
+ * The side panel's sections, one builder per part of `run.describe()`. Pure rendering:
+ * each function takes data and returns DOM; buttons call the handlers they are given.
+ */
+import { clip, h, when } from './dom';
+import type {
+  IBatchView,
+  IFactView,
+  IGateReportView,
+  IGateView,
+  IHistoryEntry,
+  IMilestoneView,
+  INextTrigger,
+  IPendingApproval,
+  IRunDescription,
+  IUncertainStep
+} from './types';
+
+/** What the pending-approval buttons do. */
+export interface IApprovalHandlers {
+  approve(pending: IPendingApproval): void;
+  reject(pending: IPendingApproval): void;
+}
+
+const PREVIEW_CHARS = 160;
+
+function section(
+  name: string,
+  title: string,
+  body: ReadonlyArray<Node | null>
+): HTMLElement {
+  return h(
+    'section',
+    { className: 'jp-skillnb-section', data: { section: name } },
+    [h('h3', { className: 'jp-skillnb-section-title', text: title }), ...body]
+  );
+}
+
+function gateMark(passed: boolean | null): string {
+  if (passed === null) {
+    return '?';
+  }
+  return passed ? '✓' : '✗';
+}
+
+function gateLine(gate: IGateView): HTMLElement {
+  const state =
+    gate.passed === null ? 'unknown' : gate.passed ? 'passed' : 'failed';
+  return h('li', { className: `jp-skillnb-gate jp-skillnb-gate-${state}` }, [
+    h('span', {
+      className: 'jp-skillnb-gate-mark',
+      text: gateMark(gate.passed)
+    }),
+    h('span', { className: 'jp-skillnb-gate-name', text: gate.gate }),
+    h('span', {
+      className: 'jp-skillnb-muted',
+      text: ` ${gate.kind}, ${gate.severity}`
+    }),
+    gate.message
+      ? h('div', { className: 'jp-skillnb-gate-message', text: gate.message })
+      : null
+  ]);
+}
+
+/** Current state, workflow, version and the states of the machine. */
+export function runSection(run: IRunDescription): HTMLElement {
+  const visited = new Set(run.visited);
+  const chips = run.states.map(state => {
+    let className = 'jp-skillnb-chip';
+    if (state === run.state) {
+      className += ' jp-skillnb-chip-current';
+    } else if (visited.has(state)) {
+      className += ' jp-skillnb-chip-visited';
+    }
+    return h('span', { className, text: state });
+  });
+  return section('run', 'Run', [
+    h(
+      'div',
+      { className: 'jp-skillnb-state', data: { state: run.state ?? '' } },
+      [
+        h('span', { className: 'jp-skillnb-muted', text: 'state ' }),
+        h('strong', {
+          className: 'jp-skillnb-state-name',
+          text: run.state ?? '(no workflow)'
+        })
+      ]
+    ),
+    h('div', {
+      className: 'jp-skillnb-muted',
+      text:
+        `${run.workflow ? `workflow ${run.workflow} · ` : ''}version ${run.version}` +
+        (run.updated_at ? ` · updated ${when(run.updated_at)}` : '')
+    }),
+    chips.length ? h('div', { className: 'jp-skillnb-chips' }, chips) : null
+  ]);
+}
+
+/** Pending approvals with Approve and Reject buttons. */
+export function pendingSection(
+  pending: IPendingApproval[],
+  handlers: IApprovalHandlers
+): HTMLElement | null {
+  if (!pending.length) {
+    return null;
+  }
+  const cards = pending.map(item => {
+    const approve = h('button', {
+      className: 'jp-mod-styled jp-mod-accept jp-skillnb-approve',
+      text: 'Approve',
+      data: { gate: item.gate }
+    });
+    approve.addEventListener('click', () => handlers.approve(item));
+    const reject = h('button', {
+      className: 'jp-mod-styled jp-mod-warn jp-skillnb-reject',
+      text: 'Reject',
+      data: { gate: item.gate }
+    });
+    reject.addEventListener('click', () => handlers.reject(item));
+    const where = [
+      item.trigger ? `for ${item.trigger}` : '',
+      item.state ? `in ${item.state}` : ''
+    ]
+      .filter(Boolean)
+      .join(' ');
+    return h(
+      'div',
+      { className: 'jp-skillnb-card', data: { gate: item.gate } },
+      [
+        h('div', { className: 'jp-skillnb-card-title', text: item.gate }),
+        where ? h('div', { className: 'jp-skillnb-muted', text: where }) : null,
+        item.message
+          ? h('div', { className: 'jp-skillnb-message', text: item.message })
+          : null,
+        h('div', {
+          className: 'jp-skillnb-muted',
+          text: when(item.requested_at)
+        }),
+        h('div', { className: 'jp-skillnb-buttons' }, [approve, reject])
+      ]
+    );
+  });
+  return section('pending', `Pending approvals (${pending.length})`, cards);
+}
+
+/** Triggers allowed from the current state, with gate status. */
+export function nextSection(next: INextTrigger[]): HTMLElement | null {
+  if (!next.length) {
+    return null;
+  }
+  const items = next.map(trigger =>
+    h(
+      'li',
+      { className: 'jp-skillnb-trigger', data: { trigger: trigger.trigger } },
+      [
+        h('span', {
+          className: `jp-skillnb-status jp-skillnb-status-${trigger.status}`,
+          text: trigger.status
+        }),
+        h('span', {
+          className: 'jp-skillnb-trigger-name',
+          text: ` ${trigger.trigger}`
+        }),
+        h('span', { className: 'jp-skillnb-muted', text: ` → ${trigger.to}` }),
+        trigger.gates.length
+          ? h(
+              'ul',
+              { className: 'jp-skillnb-gates' },
+              trigger.gates.map(gateLine)
+            )
+          : null
+      ]
+    )
+  );
+  return section('next', 'Next', [
+    h('ul', { className: 'jp-skillnb-list' }, items)
+  ]);
+}
+
+/** Steps that started and never committed. */
+export function uncertainSection(steps: IUncertainStep[]): HTMLElement | null {
+  if (!steps.length) {
+    return null;
+  }
+  const items = steps.map(step =>
+    h('li', { text: `${step.key} (started at v${step.started_seq})` })
+  );
+  return section('uncertain', 'Uncertain steps', [
+    h('div', {
+      className: 'jp-skillnb-muted',
+      text: 'Started and never committed: check their effects before running them again.'
+    }),
+    h('ul', { className: 'jp-skillnb-list' }, items)
+  ]);
+}
+
+/** Batch progress bars. */
+export function batchSection(batches: IBatchView[]): HTMLElement | null {
+  if (!batches.length) {
+    return null;
+  }
+  const rows = batches.map(batch => {
+    const bar = h('progress', { className: 'jp-skillnb-progress' });
+    bar.max = Math.max(batch.total, 1);
+    bar.value = batch.done;
+    const next = batch.remaining.length
+      ? `next: ${batch.remaining.slice(0, 3).join(', ')}`
+      : '';
+    return h(
+      'div',
+      { className: 'jp-skillnb-batch', data: { batch: batch.name } },
+      [
+        h('div', { text: `${batch.name}: ${batch.done}/${batch.total}` }),
+        bar,
+        next
+          ? h('div', {
+              className: 'jp-skillnb-muted',
+              text: clip(next, PREVIEW_CHARS)
+            })
+          : null
+      ]
+    );
+  });
+  return section('batches', 'Batches', rows);
+}
+
+/** The latest version of each fact. */
+export function factSection(facts: IFactView[]): HTMLElement {
+  if (!facts.length) {
+    return section('facts', 'Facts', [
+      h('div', {
+        className: 'jp-skillnb-muted',
+        text: 'No facts formalized yet.'
+      })
+    ]);
+  }
+  const rows = facts.map(fact =>
+    h('tr', { data: { key: fact.key } }, [
+      h('td', { className: 'jp-skillnb-fact-key', text: fact.key }),
+      h('td', {
+        className: 'jp-skillnb-muted',
+        text: `${fact.kind} v${fact.version}`
+      }),
+      h('td', {
+        className: 'jp-skillnb-fact-preview',
+        text:
+          clip(fact.preview, PREVIEW_CHARS) +
+          (fact.restorable ? '' : ' (not restorable)'),
+        title: fact.preview
+      })
+    ])
+  );
+  return section('facts', `Facts (${facts.length})`, [
+    h('table', { className: 'jp-skillnb-table' }, [h('tbody', {}, rows)])
+  ]);
+}
+
+/** The last recorded gate report. */
+export function reportSection(
+  report: IGateReportView | null
+): HTMLElement | null {
+  if (report === null) {
+    return null;
+  }
+  const title = `Last gate check${report.trigger ? `: ${report.trigger}` : ''}`;
+  return section('report', title, [
+    h('div', {
+      className: `jp-skillnb-status jp-skillnb-status-${report.passed ? 'passing' : 'blocked'}`,
+      text: report.passed ? 'passed' : 'blocked'
+    }),
+    h('ul', { className: 'jp-skillnb-gates' }, report.results.map(gateLine))
+  ]);
+}
+
+/** Named checkpoints. */
+export function milestoneSection(
+  milestones: IMilestoneView[]
+): HTMLElement | null {
+  if (!milestones.length) {
+    return null;
+  }
+  const items = milestones.map(m =>
+    h('li', { data: { milestone: m.name } }, [
+      h('span', { text: m.name }),
+      h('span', {
+        className: 'jp-skillnb-muted',
+        text: ` v${m.seq}${m.state ? ` in ${m.state}` : ''} ${when(m.at)}`
+      })
+    ])
+  );
+  return section('milestones', 'Milestones', [
+    h('ul', { className: 'jp-skillnb-list' }, items)
+  ]);
+}
+
+/** Recent history, newest last. */
+export function historySection(history: IHistoryEntry[]): HTMLElement | null {
+  if (!history.length) {
+    return null;
+  }
+  const items = history.map(entry =>
+    h('li', { data: { seq: String(entry.seq) } }, [
+      h('span', { className: 'jp-skillnb-muted', text: `${entry.seq} ` }),
+      h('span', {
+        text: entry.summary || entry.type,
+        title: `${entry.type} ${when(entry.at)}`
+      })
+    ])
+  );
+  return section('history', 'History', [
+    h('ol', { className: 'jp-skillnb-history' }, items)
+  ]);
+}
+
+/** Ids worth remembering. */
+export function keyIdSection(keyIds: {
+  [key: string]: unknown;
+}): HTMLElement | null {
+  const entries = Object.entries(keyIds);
+  if (!entries.length) {
+    return null;
+  }
+  const rows = entries.map(([key, value]) =>
+    h('tr', {}, [
+      h('td', { className: 'jp-skillnb-fact-key', text: key }),
+      h('td', {
+        text: clip(
+          typeof value === 'string' ? value : JSON.stringify(value),
+          PREVIEW_CHARS
+        )
+      })
+    ])
+  );
+  return section('key-ids', 'Key ids', [
+    h('table', { className: 'jp-skillnb-table' }, [h('tbody', {}, rows)])
+  ]);
+}

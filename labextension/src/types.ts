@@ -1,0 +1,155 @@
+/**
+ * The JSON shapes the extension reads: `run.describe()` (served by the server extension),
+ * the display bundle of skillnb outputs and the metadata mirror. They mirror the Python
+ * contract; the extension only renders them and never derives workflow rules from them.
+ */
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+
+/** Status of one next trigger, as computed in Python. */
+export type TriggerStatus = 'passing' | 'warning' | 'blocked' | 'unknown';
+
+/** One gate result (`passed` is null when the server could not run it). */
+export interface IGateView {
+  gate: string;
+  kind: string;
+  severity: string;
+  passed: boolean | null;
+  message: string;
+}
+
+/** A trigger allowed from the current state. */
+export interface INextTrigger {
+  trigger: string;
+  to: string;
+  status: TriggerStatus;
+  gates: IGateView[];
+}
+
+/** The latest version of one fact. */
+export interface IFactView {
+  key: string;
+  kind: string;
+  version: number;
+  preview: string;
+  cell_id: string | null;
+  at: string | null;
+  restorable: boolean;
+}
+
+/** A pending approval request. */
+export interface IPendingApproval {
+  id: string;
+  gate: string;
+  trigger: string | null;
+  message: string;
+  state: string | null;
+  requested_seq: number;
+  requested_at: string | null;
+}
+
+/** A step that started and never committed. */
+export interface IUncertainStep {
+  key: string;
+  started_seq: number;
+  cell_id: string | null;
+}
+
+/** Progress of one batch. */
+export interface IBatchView {
+  name: string;
+  done: number;
+  total: number;
+  remaining: string[];
+}
+
+/** A named checkpoint. */
+export interface IMilestoneView {
+  name: string;
+  seq: number;
+  state: string | null;
+  at: string | null;
+}
+
+/** The last recorded gate report. */
+export interface IGateReportView {
+  trigger: string | null;
+  state: string | null;
+  passed: boolean;
+  results: IGateView[];
+}
+
+/** One journal event, summarised. */
+export interface IHistoryEntry {
+  seq: number;
+  type: string;
+  at: string | null;
+  summary: string;
+}
+
+/** `run.describe()`: the run at a glance. */
+export interface IRunDescription {
+  v: number;
+  run_id: string;
+  workflow: string | null;
+  state: string | null;
+  version: number;
+  updated_at: string | null;
+  states: string[];
+  visited: string[];
+  next: INextTrigger[];
+  facts: IFactView[];
+  pending: IPendingApproval[];
+  uncertain: IUncertainStep[];
+  batches: IBatchView[];
+  key_ids: { [key: string]: unknown };
+  milestones: IMilestoneView[];
+  last_report: IGateReportView | null;
+  history: IHistoryEntry[];
+  mermaid: string | null;
+}
+
+/** `GET /skillnb/api/version`. */
+export interface IRunVersion {
+  exists: boolean;
+  version: number | null;
+}
+
+/** The answer of `POST /skillnb/api/milestone`. */
+export interface IMilestoneResult {
+  version: number;
+  event: { seq: number; type: string; data?: { [key: string]: unknown } };
+}
+
+/** The answer of `POST /skillnb/api/approve` and `reject`. */
+export interface IDecisionResult {
+  version: number;
+}
+
+/** The status of a skillnb output, which picks the badge style. */
+export type BundleStatus =
+  'ok' | 'restored' | 'blocked' | 'waiting' | 'warning' | 'error';
+
+/** The mirror carried by bundles and comm messages. */
+export interface IMirror {
+  notebook: ReadonlyPartialJSONObject | null;
+  cell: ReadonlyPartialJSONObject | null;
+}
+
+/** The `application/vnd.skillnb.v1+json` bundle of a magic output. */
+export interface ISkillnbBundle {
+  v: number;
+  kind: string;
+  badge: string;
+  status: BundleStatus;
+  key: string | null;
+  trigger: string | null;
+  mirror: IMirror | null;
+}
+
+/** A message on the `skillnb.mirror` comm. */
+export interface IMirrorMessage {
+  v: number;
+  notebook: ReadonlyPartialJSONObject | null;
+  cell_id: string | null;
+  cell: ReadonlyPartialJSONObject | null;
+}

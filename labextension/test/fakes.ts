@@ -1,0 +1,144 @@
+/**
+ * Test doubles: an in-memory `IRunClient` and a metadata holder.
+ */
+import { RunApiError, type IRunClient } from '../src/api';
+import type {
+  IDecisionResult,
+  IMilestoneResult,
+  IRunDescription,
+  IRunVersion
+} from '../src/types';
+
+/** A minimal valid description. */
+export function description(
+  overrides: Partial<IRunDescription> = {}
+): IRunDescription {
+  return {
+    v: 1,
+    run_id: 'run-1',
+    workflow: 'report',
+    state: 'draft',
+    version: 3,
+    updated_at: '2024-05-01T10:00:00+00:00',
+    states: ['draft', 'review', 'done'],
+    visited: ['draft'],
+    next: [],
+    facts: [],
+    pending: [],
+    uncertain: [],
+    batches: [],
+    key_ids: {},
+    milestones: [],
+    last_report: null,
+    history: [],
+    mermaid: null,
+    ...overrides
+  };
+}
+
+/** One call made to the fake client. */
+export interface ICall {
+  method: string;
+  args: unknown[];
+}
+
+/** An in-memory server: runs by path; answers can be delayed by hand. */
+export class FakeClient implements IRunClient {
+  runs = new Map<string, IRunDescription>();
+  calls: ICall[] = [];
+  failWith: Error | null = null;
+  /** When set, `describe` waits for this promise before answering. */
+  gate: Promise<void> | null = null;
+
+  async describe(path: string): Promise<IRunDescription> {
+    this.calls.push({ method: 'describe', args: [path] });
+    const run = this.runs.get(path);
+    if (this.gate !== null) {
+      await this.gate;
+    }
+    if (this.failWith !== null) {
+      throw this.failWith;
+    }
+    if (run === undefined) {
+      throw new RunApiError(404, `no SKILL.nb run for ${path}`);
+    }
+    return structuredClone(run);
+  }
+
+  async version(path: string): Promise<IRunVersion> {
+    this.calls.push({ method: 'version', args: [path] });
+    if (this.failWith !== null) {
+      throw this.failWith;
+    }
+    const run = this.runs.get(path);
+    return run === undefined
+      ? { exists: false, version: null }
+      : { exists: true, version: run.version };
+  }
+
+  async approve(
+    path: string,
+    gate: string,
+    note?: string
+  ): Promise<IDecisionResult> {
+    this.calls.push({ method: 'approve', args: [path, gate, note] });
+    return this._decide(path, gate);
+  }
+
+  async reject(
+    path: string,
+    gate: string,
+    note?: string
+  ): Promise<IDecisionResult> {
+    this.calls.push({ method: 'reject', args: [path, gate, note] });
+    return this._decide(path, gate);
+  }
+
+  async milestone(path: string, name: string): Promise<IMilestoneResult> {
+    this.calls.push({ method: 'milestone', args: [path, name] });
+    const run = this._require(path);
+    run.version += 1;
+    run.milestones.push({ name, seq: run.version, state: run.state, at: null });
+    return {
+      version: run.version,
+      event: { seq: run.version, type: 'milestone' }
+    };
+  }
+
+  count(method: string): number {
+    return this.calls.filter(c => c.method === method).length;
+  }
+
+  private _decide(path: string, gate: string): IDecisionResult {
+    const run = this._require(path);
+    if (!run.pending.some(p => p.gate === gate)) {
+      throw new RunApiError(409, `no pending approval for gate '${gate}'`);
+    }
+    run.pending = run.pending.filter(p => p.gate !== gate);
+    run.version += 1;
+    return { version: run.version };
+  }
+
+  private _require(path: string): IRunDescription {
+    const run = this.runs.get(path);
+    if (run === undefined) {
+      throw new RunApiError(404, `no SKILL.nb run for ${path}`);
+    }
+    return run;
+  }
+}
+
+/** A metadata holder like JupyterLab 4's notebook and cell models. */
+export class Holder {
+  metadata: { [key: string]: unknown } = {};
+  writes = 0;
+
+  getMetadata(key: string): unknown {
+    return this.metadata[key];
+  }
+
+  setMetadata(key: string, value: unknown): void {
+    this.metadata[key] = value;
+    this.writes += 1;
+  }
+}

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { RunApiError } from '../src/api';
+import { RunModel } from '../src/model';
+import { description, FakeClient } from './fakes';
+
+function pending(gate: string) {
+  return {
+    id: `req-${gate}`,
+    gate,
+    trigger: 'publish',
+    message: 'ok to publish?',
+    state: 'draft',
+    requested_seq: 2,
+    requested_at: null
+  };
+}
+
+describe('RunModel', () => {
+  it('loads the run of the path it follows and emits stateChanged', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description({ state: 'review' }));
+    const model = new RunModel(client);
+    const seen: string[] = [];
+    model.stateChanged.connect(() => seen.push(model.status));
+    await model.setPath('a.ipynb');
+    assert.equal(model.status, 'ready');
+    assert.equal(model.description?.state, 'review');
+    assert.deepEqual(seen, ['loading', 'ready']);
+  });
+
+  it('reports a notebook without a sidecar as missing, with the server message', async () => {
+    const client = new FakeClient();
+    const model = new RunModel(client);
+    await model.setPath('new.ipynb');
+    assert.equal(model.status, 'missing');
+    assert.equal(model.description, null);
+    assert.match(model.error ?? '', /no SKILL\.nb run for new\.ipynb/);
+  });
+
+  it('reports other failures as errors', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description());
+    client.failWith = new RunApiError(500, 'journal.jsonl:7: damaged');
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    assert.equal(model.status, 'error');
+    assert.equal(model.error, 'journal.jsonl:7: damaged');
+  });
+
+  it('drops an answer for a notebook it no longer follows', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description({ state: 'from-a' }));
+    client.runs.set('b.ipynb', description({ state: 'from-b' }));
+    let release: () => void = () => undefined;
+    client.gate = new Promise<void>(resolve => (release = resolve));
+    const model = new RunModel(client);
+    const first = model.setPath('a.ipynb');
+    const second = model.setPath('b.ipynb');
+    release();
+    await Promise.all([first, second]);
+    assert.equal(model.path, 'b.ipynb');
+    assert.equal(model.description?.state, 'from-b');
+  });
+
+  it('refreshes on checkVersion only when the version moved', async () => {
+    const client = new FakeClient();
+    const run = description({ version: 3 });
+    client.runs.set('a.ipynb', run);
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    assert.equal(await model.checkVersion(), false);
+    assert.equal(client.count('describe'), 1);
+    run.version = 4;
+    run.state = 'review';
+    assert.equal(await model.checkVersion(), true);
+    assert.equal(client.count('describe'), 2);
+    assert.equal(model.description?.state, 'review');
+  });
+
+  it('notices a sidecar created after the notebook was opened', async () => {
+    const client = new FakeClient();
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    assert.equal(model.status, 'missing');
+    assert.equal(await model.checkVersion(), false);
+    client.runs.set('a.ipynb', description({ version: 1 }));
+    assert.equal(await model.checkVersion(), true);
+    assert.equal(model.status, 'ready');
+  });
+
+  it('approves through the client and shows the refreshed run', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description({ pending: [pending('sign_off')] }));
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    assert.equal(model.description?.pending.length, 1);
+    await model.approve('sign_off', 'looks good');
+    assert.deepEqual(client.calls.find(c => c.method === 'approve')?.args, [
+      'a.ipynb',
+      'sign_off',
+      'looks good'
+    ]);
+    assert.equal(model.description?.pending.length, 0);
+    assert.equal(model.description?.version, 4);
+  });
+
+  it('passes a refused decision on to the caller and still refreshes', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description());
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    await assert.rejects(
+      model.reject('nope'),
+      (e: unknown) => e instanceof RunApiError && e.status === 409
+    );
+    assert.equal(client.count('describe'), 2);
+  });
+
+  it('records a milestone and refreshes', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description({ version: 7 }));
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    const result = await model.milestone('extraction-done');
+    assert.equal(result.version, 8);
+    assert.deepEqual(
+      model.description?.milestones.map(m => m.name),
+      ['extraction-done']
+    );
+  });
+
+  it('refuses actions when no notebook is followed', async () => {
+    const model = new RunModel(new FakeClient());
+    await assert.rejects(model.milestone('x'), /no notebook is selected/);
+  });
+
+  it('polls while asked to and stops', async () => {
+    const client = new FakeClient();
+    const run = description({ version: 1 });
+    client.runs.set('a.ipynb', run);
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    const changed = new Promise<void>(resolve => {
+      model.stateChanged.connect(() => resolve());
+    });
+    model.startPolling(5);
+    assert.equal(model.isPolling, true);
+    run.version = 2;
+    await changed;
+    assert.equal(model.description?.version, 2);
+    model.stopPolling();
+    assert.equal(model.isPolling, false);
+    const versions = client.count('version');
+    await new Promise(resolve => setTimeout(resolve, 30));
+    assert.equal(client.count('version'), versions);
+    model.dispose();
+    assert.equal(model.isDisposed, true);
+  });
+
+  it('keeps a notice until the notebook changes', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description());
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    model.setNotice({ kind: 'success', title: 'Resumed', text: 'state draft' });
+    await model.refresh();
+    assert.equal(model.notice?.title, 'Resumed');
+    await model.setPath('b.ipynb');
+    assert.equal(model.notice, null);
+  });
+});

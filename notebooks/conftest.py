@@ -1,0 +1,73 @@
+"""pytest settings for running the example notebooks with nbval (``pytest --nbval-lax notebooks/``).
+
+Three things make a run of these notebooks repeatable:
+
+* Output comparison skips the ``application/vnd.skillnb.v1+json`` part of SKILL.nb outputs:
+  it is the machine-readable record of the events a cell committed (with their times and the
+  run id), kept so a run can be rebuilt from the saved notebook. What a reader sees, the
+  ``text/plain`` and ``text/html`` parts, is still compared.
+* A run left beside a notebook by earlier use is set aside before the notebook runs, the way
+  ``%skillnb new-run`` does it (``.skillnb/<stem>~<run id>``; ``%resume --run ID`` brings it
+  back), so every run starts fresh. Its ``out/`` folder, if any, goes along with it.
+* Unless ``SKILLNB_HOME`` is set, the kernels get a temporary one, so the example skills do
+  not write into your own skill memory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+SKILLNB_MIME = "application/vnd.skillnb.v1+json"
+HERE = Path(__file__).resolve().parent
+OUT_FOLDERS = {"resume_batch": "out"}
+"""Output folders a notebook fills, set aside together with its run."""
+
+
+def _set_aside(notebook: Path) -> str | None:
+    """Move the run recorded beside ``notebook`` out of the way; return its new name."""
+    from skillnb.run import open_run, sidecar_exists
+    from skillnb.store.sidecar import sidecar_dir_for
+
+    if not sidecar_exists(notebook):
+        return None
+    folder = sidecar_dir_for(notebook)
+    aside = folder.with_name(f"{folder.name}~{open_run(notebook, memory=False).id}")
+    folder.rename(aside)
+    out = OUT_FOLDERS.get(notebook.stem)
+    if out is not None and (notebook.parent / out).is_dir():
+        shutil.move(notebook.parent / out, aside / out)
+    return aside.name
+
+
+def pytest_configure() -> None:
+    """Give the kernels a private ``SKILLNB_HOME`` when none is set."""
+    if not os.environ.get("SKILLNB_HOME"):
+        os.environ["SKILLNB_HOME"] = tempfile.mkdtemp(prefix="skillnb-home-")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Start each notebook of this folder from a fresh run and skip the event payload."""
+    seen: set[Path] = set()
+    for item in items:
+        parent = item.parent
+        skip = getattr(parent, "skip_compare", None)
+        if skip is None or parent is None or Path(str(parent.path)).parent != HERE:
+            continue  # not one of these notebooks under nbval
+        if SKILLNB_MIME not in skip:
+            parent.skip_compare = (*skip, SKILLNB_MIME)  # type: ignore[attr-defined]
+        path = Path(str(parent.path))
+        if path in seen:
+            continue
+        seen.add(path)
+        moved = _set_aside(path)
+        if moved is not None:
+            reporter = config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(
+                    f"{path.name}: an earlier run was set aside as .skillnb/{moved}"
+                )

@@ -1,0 +1,108 @@
+"""Refresh the outputs the example notebooks keep for nbval (a maintenance script).
+
+The notebooks are committed with their outputs cleared, except the cells marked
+``# NBVAL_CHECK_OUTPUT`` (or tagged ``nbval-check-output``): their outputs document behaviour
+and ``pytest --nbval-lax`` compares them. When that behaviour changes on purpose (a reworded
+message, a new line in a display), run::
+
+    .venv/bin/python notebooks/refresh_outputs.py            # every notebook
+    .venv/bin/python notebooks/refresh_outputs.py quickstart.ipynb
+
+Each notebook is executed top to bottom in a fresh copy of this folder (a new run, a private
+``SKILLNB_HOME``), as nbval will run it; then the checked cells get the new outputs, without
+the ``application/vnd.skillnb.v1+json`` event payload (its times and run ids are not compared,
+see ``conftest.py``) and without output metadata, and every other cell is cleared. Review the
+diff before committing it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbclient import NotebookClient
+
+HERE = Path(__file__).resolve().parent
+SUPPORT = ("data", "resume_extractor.py")
+SKILLNB_MIME = "application/vnd.skillnb.v1+json"
+CHECK_TAG = "nbval-check-output"
+CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
+
+
+def is_checked(cell: Any) -> bool:
+    """Tell whether nbval compares the outputs of ``cell`` under ``--nbval-lax``."""
+    if CHECK_TAG in cell.metadata.get("tags", []):
+        return True
+    lines = (line.strip() for line in cell.source.splitlines())
+    return any(line.startswith("#") and line.lstrip("#").strip() == CHECK_MARKER for line in lines)
+
+
+def _kept(output: Any) -> Any:
+    """``output`` without the event payload and the output metadata."""
+    kept = nbformat.from_dict(dict(output))  # type: ignore[no-untyped-call]  # nbformat is untyped
+    if "data" in kept:
+        kept["data"] = {k: v for k, v in kept["data"].items() if k != SKILLNB_MIME}
+    if "metadata" in kept:
+        kept["metadata"] = {}
+    return kept
+
+
+def execute(name: str) -> Any:
+    """Run notebook ``name`` on a fresh copy of this folder; return the executed notebook."""
+    with tempfile.TemporaryDirectory(prefix="skillnb-refresh-") as tmp:
+        work = Path(tmp)
+        for item in (*SUPPORT, name):
+            source = HERE / item
+            if source.is_dir():
+                shutil.copytree(source, work / item)
+            else:
+                shutil.copy2(source, work / item)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLNB_", "JPY_"))}
+        env["SKILLNB_HOME"] = str(work / "home")
+        nb = nbformat.read(work / name, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is untyped
+        client = NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(work)}})
+        client.execute(env=env)
+        return nb
+
+
+def refresh(name: str) -> int:
+    """Execute ``name`` and write back the outputs of its checked cells; return their count."""
+    executed = execute(name)
+    path = HERE / name
+    stored = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is untyped
+    if [c.source for c in stored.cells] != [c.source for c in executed.cells]:
+        raise RuntimeError(f"{name} changed while it ran; run this script again")
+    checked = 0
+    for cell, ran in zip(stored.cells, executed.cells, strict=True):
+        if cell.cell_type != "code":
+            continue
+        if is_checked(cell):
+            cell.outputs = [_kept(o) for o in ran.outputs]
+            cell.execution_count = ran.execution_count
+            checked += 1
+        else:
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata.pop("skillnb", None)
+        cell.metadata.pop("execution", None)
+    stored.metadata.pop("skillnb", None)
+    nbformat.validate(stored)
+    nbformat.write(stored, path)  # type: ignore[no-untyped-call]  # nbformat is untyped
+    return checked
+
+
+def main(names: list[str]) -> int:
+    """Refresh ``names`` (every notebook here when empty)."""
+    for name in names or sorted(p.name for p in HERE.glob("*.ipynb")):
+        count = refresh(name)
+        sys.stdout.write(f"{name}: {count} checked cells refreshed\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

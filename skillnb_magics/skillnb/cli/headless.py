@@ -1,0 +1,227 @@
+"""``skillnb run``: execute a notebook headless under the same durable semantics (edge layer).
+
+The notebook runs in a fresh kernel through nbclient, in the notebook's folder, with
+``SKILLNB_NOTEBOOK`` set to its absolute path and ``SKILLNB_HOME`` set to the caller's, so the
+kernel opens the same sidecar and skill memory as the notebook in JupyterLab would: completed
+``%%formalize`` cells are restored, not re-run, and approvals recorded with
+``skillnb approve`` are seen. Afterwards the executed notebook, with the metadata mirror, is
+written (to ``-o OUT`` or in place).
+
+Exit codes: 0 finished; 3 stopped on a blocked gate or waiting for an approval; 1 any other
+error (a cell raised, a timeout, the kernel died). Each ends with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from skillnb.cli.output import emit, fail
+from skillnb.cli.target import UsageError, clean, command_path
+from skillnb.errors import SkillnbError
+from skillnb.jupyter.notebook_file import load_notebook
+from skillnb.skillmemory import default_home
+
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = ["EXIT_WAITING", "add_commands", "kernel_env", "run_command"]
+
+EXIT_FINISHED = 0
+EXIT_ERROR = 1
+EXIT_WAITING = 3
+"""Stopped on a blocked gate or a pending approval: decide, then run again."""
+
+_BLOCKED_NAMES = ("GateBlocked",)
+_DROPPED_ENV = ("JPY_SESSION_NAME",)  # a caller inside Jupyter must not point the kernel elsewhere
+
+
+@dataclass
+class Execution:
+    """How the kernel run ended."""
+
+    error: str | None = None
+    """The exception name of the cell that stopped the run, or a failure of the kernel."""
+    message: str = ""
+    """The one-line reason."""
+    cell: int | None = None
+    """The index of the cell that stopped the run."""
+    executed: bool = True
+    """False when the kernel never ran a cell (nothing to write back)."""
+
+
+def kernel_env(notebook: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the environment of the kernel that runs ``notebook``.
+
+    It is the caller's, with ``SKILLNB_NOTEBOOK`` set to the notebook's absolute path and
+    ``SKILLNB_HOME`` made absolute (the kernel starts in another folder).
+    """
+    base = dict(os.environ if env is None else env)
+    for name in _DROPPED_ENV:
+        base.pop(name, None)
+    base["SKILLNB_NOTEBOOK"] = str(notebook.resolve())
+    base["SKILLNB_HOME"] = str(default_home(base).resolve())
+    return base
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return clean(line.strip())
+    return ""
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return clean(lines[-1]) if lines else ""
+
+
+def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | None) -> Execution:
+    """Run every cell of ``nb`` (an nbformat node, updated in place) in a fresh kernel.
+
+    The kernel's own stderr (start-up chatter) is kept out of the terminal; its last line is
+    quoted when the kernel does not start.
+    """
+    from nbclient import NotebookClient
+
+    current: list[int] = []
+
+    def started(cell: Any, cell_index: int) -> None:
+        current.append(cell_index)
+
+    client = NotebookClient(
+        nb,
+        timeout=math.ceil(timeout) if timeout is not None else None,
+        kernel_name=kernel or "",
+        allow_errors=False,
+        resources={"metadata": {"path": str(notebook.parent.resolve())}},
+        on_cell_execute=started,
+    )
+    with tempfile.TemporaryFile() as kernel_log:
+        execution = _execute(client, notebook, kernel_log, timeout)
+        if execution.executed and execution.error is not None and current:
+            execution.cell = current[-1]
+        if execution.error == "kernel":
+            kernel_log.seek(0)
+            last = _first_line(
+                "\n".join(reversed(kernel_log.read().decode(errors="replace").splitlines()))
+            )
+            if last:
+                execution.message += f" (kernel: {last})"
+    return execution
+
+
+def _execute(
+    client: Any, notebook: Path, kernel_log: IO[bytes], timeout: float | None
+) -> Execution:
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    try:
+        client.execute(env=kernel_env(notebook), stderr=kernel_log)
+    except CellExecutionError as exc:
+        reason = f"{exc.ename}: {_first_line(exc.evalue)}" if exc.evalue else exc.ename
+        return Execution(error=exc.ename, message=reason)
+    except CellTimeoutError:
+        return Execution(error="timeout", message=f"the cell ran longer than {timeout:g} s")
+    except DeadKernelError:
+        return Execution(error="dead", message="the kernel died")
+    except NoSuchKernel as exc:
+        return Execution(error="kernel", message=f"no kernel named {exc.name!r}", executed=False)
+    except RuntimeError as exc:  # nbclient's "kernel died before replying to kernel_info"
+        return Execution(error="kernel", message=_first_line(str(exc)), executed=False)
+    return Execution()
+
+
+def _open_after(notebook: Path) -> Run | None:
+    from skillnb.run import open_run, sidecar_exists
+
+    return open_run(notebook) if sidecar_exists(notebook) else None
+
+
+def _waiting(run: Run | None, target: str) -> str | None:
+    if run is None:
+        return None
+    pending = run.pending()
+    if not pending:
+        return None
+    gates = ", ".join(dict.fromkeys(clean(a.gate) for a in pending))
+    first = clean(pending[0].gate)
+    return f"waiting for approval: {gates} (run `skillnb approve {target} {first} --by NAME`)"
+
+
+def _write(nb: Any, out: Path, run: Run | None) -> None:
+    import nbformat
+
+    from skillnb.jupyter.notebook import apply_mirror
+    from skillnb.jupyter.notebook_file import replace_file
+
+    if run is not None:
+        apply_mirror(nb, run)
+    text: str = nbformat.writes(nb)  # type: ignore[no-untyped-call]  # nbformat is untyped
+    replace_file(out, text)
+
+
+def _outcome(execution: Execution, run: Run | None, target: str) -> int:
+    where = f" at cell {execution.cell}" if execution.cell is not None else ""
+    waiting = _waiting(run, target)
+    if execution.error in _BLOCKED_NAMES:
+        fail(waiting or f"blocked{where}: {execution.message}")
+        return EXIT_WAITING
+    if execution.error is not None:
+        fail(f"error{where}: {execution.message}")
+        return EXIT_ERROR
+    if waiting is not None:
+        fail(f"finished, but {waiting}")
+        return EXIT_WAITING
+    state = f" in state {clean(run.state)}" if run is not None and run.state else ""
+    emit(f"finished{state}" + (f" at version {run.version}" if run is not None else ""))
+    return EXIT_FINISHED
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Execute the notebook; write it back with the mirror; exit 0, 3 or 1 (see module docs)."""
+    import nbformat
+
+    notebook: Path = args.notebook
+    if not notebook.is_file():
+        raise UsageError(f"{notebook}: no such notebook")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    out: Path = args.output if args.output is not None else notebook
+    if not out.parent.is_dir():
+        raise UsageError(f"{out.parent}: no such folder for the executed notebook")
+    load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
+    nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
+    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel)
+    try:
+        run = _open_after(notebook)
+    except SkillnbError:
+        if execution.executed:
+            _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
+        raise
+    if execution.executed:
+        _write(nb, out, run)
+    return _outcome(execution, run, command_path(notebook))
+
+
+def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Register ``run`` on the ``skillnb`` command's subparsers."""
+    run = subparsers.add_parser(
+        "run",
+        help="execute a notebook headless (completed steps are restored, not re-run)",
+        description="Execute NOTEBOOK in a fresh kernel; exit 0 finished, 3 waiting, 1 error.",
+    )
+    run.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    run.add_argument(
+        "-o", "--output", type=Path, metavar="OUT", help="where to write (default: in place)"
+    )
+    run.add_argument("--timeout", type=float, metavar="S", help="per-cell timeout in seconds")
+    run.add_argument("--kernel", metavar="NAME", help="kernel name (default: the notebook's)")
+    run.set_defaults(handler=run_command)

@@ -1,0 +1,108 @@
+"""Which run a ``skillnb`` command acts on: a notebook's sidecar or an explicit folder (edge layer).
+
+Commands that read or change a run take the notebook first (``skillnb status NB``) or
+``--state-dir DIR``. Opening never creates a run as a side effect: a notebook without a
+sidecar is an error that says how to get one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skillnb.errors import SkillnbError
+
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = [
+    "UsageError",
+    "add_target",
+    "clean",
+    "command_path",
+    "open_target",
+    "target_folder",
+]
+
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class UsageError(SkillnbError):
+    """The command line names something that does not exist or does not fit (exit 2)."""
+
+
+def add_target(parser: argparse.ArgumentParser) -> None:
+    """Add the ``NOTEBOOK`` positional and the ``--state-dir`` option to ``parser``."""
+    parser.add_argument(
+        "notebook", nargs="?", type=Path, metavar="NOTEBOOK", help="the notebook (.ipynb)"
+    )
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        metavar="DIR",
+        help="an explicit state folder instead of the notebook's .skillnb/<stem>/ sidecar",
+    )
+
+
+def _has_run(folder: Path) -> bool:
+    return (folder / "journal.jsonl").exists() or (folder / "snapshot.json").exists()
+
+
+def target_folder(args: argparse.Namespace) -> Path:
+    """Return the state folder named by ``args.notebook`` / ``args.state_dir`` (it may hold no run).
+
+    Raises:
+        UsageError: neither was given, or the notebook or folder does not exist.
+
+    """
+    from skillnb.store import sidecar_dir_for
+
+    notebook: Path | None = args.notebook
+    state_dir: Path | None = args.state_dir
+    if state_dir is not None:
+        if not state_dir.is_dir():
+            raise UsageError(f"{state_dir}: no such folder")
+        return state_dir
+    if notebook is None:
+        raise UsageError("give a NOTEBOOK or --state-dir DIR")
+    if not notebook.is_file():
+        raise UsageError(f"{notebook}: no such notebook")
+    return sidecar_dir_for(notebook)
+
+
+def open_target(args: argparse.Namespace) -> Run:
+    """Open the existing run named by ``args.notebook`` / ``args.state_dir``.
+
+    Raises:
+        UsageError: neither was given, or the notebook or folder does not exist.
+        SkillnbError: there is no run there yet (the message says how to make one).
+        StoreCorrupted: a sidecar file is damaged (the message names the file and line).
+
+    """
+    from skillnb.run import open_run
+
+    folder = target_folder(args)
+    notebook: Path | None = args.notebook
+    if not _has_run(folder):
+        if args.state_dir is not None or notebook is None:
+            raise SkillnbError(f"{folder}: no run here (no journal.jsonl or snapshot.json)")
+        raise SkillnbError(
+            f"{notebook}: no run yet (nothing in {folder}); run the notebook, or rebuild the run "
+            f"from its saved outputs with `skillnb rebuild {command_path(notebook)}`"
+        )
+    if args.state_dir is not None:
+        return open_run(notebook, state_dir=folder)
+    return open_run(notebook)
+
+
+def command_path(path: Path | str) -> str:
+    """``path`` quoted for a shell command the user can copy."""
+    return shlex.quote(str(path))
+
+
+def clean(text: object) -> str:
+    """``text`` without terminal control characters (facts can hold LLM output)."""
+    return _UNSAFE.sub("?", str(text))

@@ -1,0 +1,344 @@
+"""Gate specifications and their evaluation (core layer).
+
+A :class:`GateSpec` is static data from a workflow definition (or an inline ``%%gate``
+option). :func:`evaluate` runs a list of them against a :class:`GateContext` and returns a
+:class:`~skillnb.core.records.GateReport`. Evaluation never raises because of a gate: a gate
+that raises, times out or returns something odd *fails*, with the reason as its message.
+
+Order: cheapest first by kind (``state``, ``requires``, ``check``, ``python``,
+``resource``), ``approval`` last, stable within a kind.
+
+Contract of ``python`` and ``resource`` gate callables: they are called as ``fn(facts)``
+with a read-only mapping of the decoded fact values and return
+
+* ``True`` or ``False``, or
+* a pair ``(passed: bool, message: str)`` to explain the outcome.
+
+Anything else fails the gate with a message naming what was returned. A ``python`` gate runs
+in the calling thread unless it has a ``timeout``; a ``resource`` gate always runs in a worker
+thread with a timeout (default :data:`DEFAULT_RESOURCE_TIMEOUT` seconds) and is retried
+``retries`` times, waiting ``backoff * 2**n`` seconds, when it raises or times out (a clear
+``False`` is an answer and is not retried). A timed-out call cannot be stopped: its thread is
+a daemon and its result is discarded.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from skillnb.core.expr import CheckExpr, CheckFailed, compile_check
+from skillnb.core.records import GateReport, GateResult
+from skillnb.core.registry import Registry, default_registry
+
+__all__ = [
+    "DEFAULT_RESOURCE_TIMEOUT",
+    "GATE_KINDS",
+    "GateContext",
+    "GateKind",
+    "GateSpec",
+    "Severity",
+    "evaluate",
+    "inline_gates",
+]
+
+GateKind = Literal["state", "requires", "check", "python", "resource", "approval"]
+Severity = Literal["block", "warn"]
+GATE_KINDS: tuple[GateKind, ...] = ("state", "requires", "check", "python", "resource", "approval")
+"""Every gate kind, cheapest first: the evaluation order."""
+_DEFAULT_BACKOFF = 0.5
+DEFAULT_RESOURCE_TIMEOUT = 10.0
+"""Seconds a resource gate may take when its definition gives no ``timeout``."""
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """One gate: its kind, severity and the kind-specific settings.
+
+    Build it directly (``GateSpec("ok", "check", check="x > 1")``), through a workflow
+    definition, or with :func:`inline_gates`. A ``check`` is compiled on construction, so an
+    invalid expression raises :class:`~skillnb.errors.WorkflowError` right away.
+    """
+
+    name: str
+    """The gate's name (unique within a workflow)."""
+    kind: GateKind
+    """What the gate checks."""
+    severity: Severity = "block"
+    """``block`` stops the step when the gate fails; ``warn`` only reports it."""
+    description: str | None = None
+    """What the gate is for, in words."""
+    states: tuple[str, ...] = ()
+    """``state`` gates: the states in which the gate passes."""
+    requires: tuple[str, ...] = ()
+    """``requires`` gates: the facts that must exist."""
+    check: str | None = None
+    """``check`` gates: the expression text."""
+    ref: str | None = None
+    """``python`` and ``resource`` gates: a registered name or ``module:function``."""
+    timeout: float | None = None
+    """``python`` and ``resource`` gates: seconds before an attempt fails."""
+    retries: int = 0
+    """``resource`` gates: extra attempts after a failure by exception or timeout."""
+    backoff: float = _DEFAULT_BACKOFF
+    """``resource`` gates: the first wait between attempts, doubled each time."""
+    approval: str | None = None
+    """``approval`` gates: what the approver is asked."""
+    expr: CheckExpr | None = field(default=None, compare=False, repr=False)
+    """``check`` gates: the compiled expression (built from :attr:`check` when omitted)."""
+
+    def __post_init__(self) -> None:
+        if self.kind == "check" and self.expr is None:
+            object.__setattr__(self, "expr", compile_check(self.check or ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the definition form of this gate (as in a workflow file, defaults omitted)."""
+        value = {
+            "state": list(self.states),
+            "requires": list(self.requires),
+            "check": self.check,
+            "python": self.ref,
+            "resource": self.ref,
+            "approval": self.approval,
+        }[self.kind]
+        resource = self.kind == "resource"
+        options = {
+            "timeout": self.timeout,
+            "retries": self.retries if resource and self.retries else None,
+            "backoff": self.backoff if resource and self.backoff != _DEFAULT_BACKOFF else None,
+            "severity": None if self.severity == "block" else self.severity,
+            "description": self.description,
+        }
+        return {self.kind: value, **{k: v for k, v in options.items() if v is not None}}
+
+
+def _no_approvals(spec: GateSpec) -> tuple[bool, str]:
+    return False, f"approval {spec.name!r} needs a run to record and look up approvals"
+
+
+@dataclass
+class GateContext:
+    """What gates are evaluated against: the run's state and facts, and the seams."""
+
+    state: str | None
+    """The run's current state."""
+    version: int
+    """The run version the gates see."""
+    trigger: str | None
+    """The trigger being checked (``None`` for inline-only gates)."""
+    facts: Mapping[str, Any]
+    """Decoded fact values by key."""
+    registry: Registry = field(default_factory=lambda: default_registry)
+    """Where ``python`` and ``resource`` gate references are looked up."""
+    approval: Callable[[GateSpec], tuple[bool, str]] = _no_approvals
+    """Looks up (and records a request for) the durable approval; returns (passed, message)."""
+    clock: Callable[[], float] = time.monotonic
+    """Seconds, for durations."""
+    sleep: Callable[[float], None] = time.sleep
+    """Waits between resource-gate attempts (injected so tests need not wait)."""
+
+
+def evaluate(specs: Sequence[GateSpec], ctx: GateContext) -> GateReport:
+    """Evaluate ``specs`` cheapest first and report every result.
+
+    Args:
+        specs: the gates, in definition order.
+        ctx: the run's state, facts and seams.
+
+    Returns:
+        A report with one result per gate, in evaluation order.
+
+    """
+    facts = types.MappingProxyType(dict(ctx.facts))
+    ordered = sorted(specs, key=lambda s: GATE_KINDS.index(s.kind))
+    results = [_evaluate_one(spec, ctx, facts) for spec in ordered]
+    return GateReport(trigger=ctx.trigger, state=ctx.state, version=ctx.version, results=results)
+
+
+def _evaluate_one(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> GateResult:
+    started = ctx.clock()
+    attempts = 1
+    try:
+        if spec.kind == "resource":
+            passed, message, attempts = _resource(spec, ctx, facts)
+        else:
+            passed, message = _KINDS[spec.kind](spec, ctx, facts)
+    except Exception as exc:  # noqa: BLE001  # a gate that raises fails with the error as its reason
+        passed, message = False, _describe(exc)
+    duration = max(0.0, (ctx.clock() - started) * 1000.0)
+    return GateResult(
+        gate=spec.name,
+        kind=spec.kind,
+        severity=spec.severity,
+        passed=passed,
+        message=message,
+        duration_ms=round(duration, 3),
+        attempts=attempts,
+    )
+
+
+def _state(spec: GateSpec, ctx: GateContext, _facts: Mapping[str, Any]) -> tuple[bool, str]:
+    if ctx.state in spec.states:
+        return True, f"in state {ctx.state!r}"
+    wanted = " or ".join(repr(s) for s in spec.states)
+    return False, f"state is {ctx.state!r}, needs {wanted}"
+
+
+def _requires(spec: GateSpec, _ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str]:
+    missing = [key for key in spec.requires if key not in facts]
+    if missing:
+        return False, "missing facts: " + ", ".join(missing) + " (formalize them first)"
+    return True, "present: " + ", ".join(spec.requires)
+
+
+def _check(spec: GateSpec, _ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str]:
+    assert spec.expr is not None  # noqa: S101  # compiled in __post_init__
+    try:
+        value = spec.expr.evaluate(facts)
+    except CheckFailed as exc:
+        return False, exc.message
+    if value:
+        return True, f"{spec.check} holds"
+    return False, f"{spec.check} is false{_values(spec.expr, facts)}"
+
+
+def _values(expr: CheckExpr, facts: Mapping[str, Any]) -> str:
+    """Show the short facts an expression read, to explain why it is false."""
+    shown = []
+    for name in expr.names:
+        text = repr(facts.get(name))
+        if isinstance(facts.get(name), list | dict | tuple | set):
+            text = f"{type(facts[name]).__name__} of {len(facts[name])}"
+        shown.append(f"{name}={text if len(text) <= 40 else text[:37] + '...'}")
+    return f" ({', '.join(shown)})" if shown else ""
+
+
+def _python(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str]:
+    fn = ctx.registry.resolve_gate(spec.ref or "")
+    result = fn(facts) if spec.timeout is None else _call(fn, facts, spec.timeout, spec.name)
+    return _interpret(result, spec)
+
+
+def _approval(spec: GateSpec, ctx: GateContext, _facts: Mapping[str, Any]) -> tuple[bool, str]:
+    passed, message = ctx.approval(spec)
+    return bool(passed), str(message)
+
+
+def _resource(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str, int]:
+    fn = ctx.registry.resolve_gate(spec.ref or "")
+    timeout = spec.timeout if spec.timeout is not None else DEFAULT_RESOURCE_TIMEOUT
+    tries = 1 + max(0, spec.retries)
+    error = ""
+    for attempt in range(1, tries + 1):
+        try:
+            result = _call(fn, facts, timeout, spec.name)
+        except Exception as exc:  # noqa: BLE001  # retried, then reported as the failure
+            error = _describe(exc)
+            if attempt < tries:
+                ctx.sleep(spec.backoff * 2 ** (attempt - 1))
+            continue
+        passed, message = _interpret(result, spec)
+        return passed, message, attempt
+    suffix = f" (after {tries} attempts)" if tries > 1 else ""
+    return False, error + suffix, tries
+
+
+class GateTimeout(Exception):
+    """A gate attempt took longer than its timeout."""
+
+
+def _call(fn: Callable[..., Any], facts: Mapping[str, Any], timeout: float, name: str) -> Any:
+    """Call ``fn(facts)`` in a daemon thread and wait at most ``timeout`` seconds."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = fn(facts)
+        except Exception as exc:  # noqa: BLE001  # handed to the waiting caller below
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name=f"skillnb-gate-{name}", daemon=True).start()
+    if not done.wait(timeout):
+        raise GateTimeout(f"timed out after {timeout:g}s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _interpret(result: Any, spec: GateSpec) -> tuple[bool, str]:
+    """Apply the gate-callable contract: ``bool`` or ``(bool, str)``."""
+    if isinstance(result, bool):
+        return result, "ok" if result else f"{spec.ref} returned False"
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], bool):
+        return result[0], str(result[1])
+    shown = repr(result)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return False, f"{spec.ref} returned {shown}; a gate returns True/False or (bool, message)"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, GateTimeout):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+_KINDS: Mapping[str, Callable[[GateSpec, GateContext, Mapping[str, Any]], tuple[bool, str]]] = {
+    "state": _state,
+    "requires": _requires,
+    "check": _check,
+    "python": _python,
+    "approval": _approval,
+}
+
+
+def inline_gates(
+    *,
+    requires: Sequence[str] = (),
+    state: Sequence[str] | str = (),
+    check: str | None = None,
+    approval: str | None = None,
+    name_prefix: str = "cell",
+    approval_name: str | None = None,
+    severity: Severity = "block",
+) -> list[GateSpec]:
+    """Build the gates of a gated cell's options (``%%gate --requires ... --check ...``).
+
+    Each gate is named ``<name_prefix>.<kind>`` (e.g. ``publish.approval``), so the name of
+    the approval gate is deterministic for a given cell key and can be approved by name.
+
+    Args:
+        requires: facts that must exist.
+        state: the state(s) the run must be in.
+        check: a check expression (compiled now; an invalid one raises).
+        approval: the message shown to the approver; adds an approval gate.
+        name_prefix: the cell's trigger or key.
+        approval_name: an explicit name for the approval gate.
+        severity: the severity of every gate built.
+
+    Returns:
+        The gates, in kind order.
+
+    Raises:
+        WorkflowError: ``check`` is not a valid expression.
+
+    """
+    states = (state,) if isinstance(state, str) else tuple(state)
+    specs: list[GateSpec] = []
+    if states:
+        specs.append(GateSpec(f"{name_prefix}.state", "state", severity, states=states))
+    if requires:
+        keys = (requires,) if isinstance(requires, str) else tuple(requires)
+        specs.append(GateSpec(f"{name_prefix}.requires", "requires", severity, requires=keys))
+    if check is not None:
+        specs.append(GateSpec(f"{name_prefix}.check", "check", severity, check=check))
+    if approval is not None:
+        name = approval_name or f"{name_prefix}.approval"
+        specs.append(GateSpec(name, "approval", severity, approval=approval))
+    return specs

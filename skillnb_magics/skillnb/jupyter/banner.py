@@ -1,0 +1,79 @@
+"""What ``%load_ext skillnb`` shows: where the run stands, or how to start one (edge layer).
+
+With a recorded run, a short resume banner (state, last operation, pending approvals,
+uncertain steps, batch progress, the skill memory's last operation). Without one, a line
+saying where the run will live, a hint when the saved notebook shows a run whose sidecar is
+gone, or a warning when its ``metadata["skillnb"]`` is malformed (never evaluated).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillnb.errors import SkillnbError
+from skillnb.jupyter.display import Output
+from skillnb.jupyter.session import NoRunLocation
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from skillnb.jupyter.session import NotebookSession
+
+__all__ = ["startup_output"]
+
+
+def startup_output(session: NotebookSession) -> Output | None:
+    """Return the output to show when the extension loads (``None``: nothing to say)."""
+    quiet = session.config.verbosity == "quiet"
+    try:
+        kind, path = session.target()
+    except NoRunLocation as exc:
+        return Output("status", "warning", "⚠ SKILL.nb: which notebook is this?", [str(exc)])
+    try:
+        if session.run_exists():
+            return _resume_banner(session, quiet)
+        if kind == "notebook" and path.exists():
+            hint = _saved_run_hint(session, path)
+            if hint is not None:
+                return hint
+    except SkillnbError as exc:
+        return Output("status", "error", "⛔ SKILL.nb: cannot open the run", [str(exc)])
+    if quiet:
+        return None
+    where = path.name if kind == "notebook" else "the state folder"
+    lines = ["no run recorded yet: the first %%workflow, %%formalize or %%gate starts one"]
+    return Output("status", "ok", f"SKILL.nb ready · {where}", lines)
+
+
+def _resume_banner(session: NotebookSession, quiet: bool) -> Output | None:
+    from skillnb.jupyter.commands import resume_output
+
+    output = resume_output(session.run, [])
+    if quiet and output.status == "ok":
+        return None
+    output.lines.append("%resume puts the facts back into the namespace")
+    return output
+
+
+def _saved_run_hint(session: NotebookSession, path: Path) -> Output | None:
+    from skillnb.jupyter.notebook_file import load_notebook
+    from skillnb.jupyter.notebook_rebuild import recover
+
+    try:
+        with session.warnings_shown():
+            found = recover(load_notebook(path), origin=path.name)
+    except SkillnbError:  # not a readable notebook (yet): nothing to hint at
+        return None
+    if found.mirror is None and not found.events:
+        return None
+    facts = {e.data["fact"].get("key") for e in found.events if e.type == "fact.formalized"}
+    version = max([e.seq for e in found.events] or [0])
+    if found.mirror is not None:
+        facts |= set(found.mirror["facts"])
+        version = max(version, found.mirror["version"])
+    badge = f"SKILL.nb · {path.name} recorded a run, but its sidecar is missing"
+    lines = [
+        f"version {version}, {len(facts)} facts recorded in the saved notebook",
+        "%resume rebuilds the run from this notebook's outputs",
+    ]
+    return Output("status", "warning", badge, lines)

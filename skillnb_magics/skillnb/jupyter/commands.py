@@ -1,0 +1,187 @@
+"""The ``%skillnb`` subcommands: one parser, one small function per command (edge layer).
+
+Each function makes one call on the run (or the session) and returns the
+:class:`~skillnb.jupyter.display.Output` to show; ``status`` shows the interactive
+``RunView`` instead when widgets are on and a widget frontend is there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import MagicArgumentParser
+
+from skillnb.jupyter.display import Output, Status
+from skillnb.jupyter.outcomes import resumed
+from skillnb.jupyter.status import render_html, render_text, scrub, status_sections
+
+if TYPE_CHECKING:
+    from skillnb.jupyter.session import NotebookSession
+    from skillnb.run import Run
+
+__all__ = ["COMMANDS", "PARSER", "parse", "parse_with", "resume_output"]
+
+Command = Callable[["NotebookSession", argparse.Namespace], "Output | None"]
+
+
+def _status(session: NotebookSession, _args: argparse.Namespace) -> Output | None:
+    run = session.run
+    if session.show_view(run):
+        return None
+    view = run.describe()
+    sections = status_sections(view)
+    badge = f"SKILL.nb · {view.get('workflow') or 'run'}"
+    status: Status = "waiting" if view["pending"] or view["uncertain"] else "ok"
+    html = render_html(badge, sections, status)
+    return Output("status", status, badge, render_text(sections), html=html)
+
+
+def _history(session: NotebookSession, args: argparse.Namespace) -> Output:
+    from skillnb.core.state import describe_event
+
+    run = session.run
+    events = run.history(args.n)
+    lines = [f"v{e.seq} {e.type}: {scrub(describe_event(e), run.id)}" for e in events]
+    return Output("history", "ok", f"history (last {len(events)})", lines)
+
+
+def _facts(session: NotebookSession, _args: argparse.Namespace) -> Output:
+    facts = session.run.facts
+    lines = [
+        f"{f.key} v{f.version} ({f.kind}) = {f.preview}" + ("" if f.restorable else " [text only]")
+        for f in facts.values()
+    ]
+    return Output("facts", "ok", f"facts ({len(facts)})", lines)
+
+
+def _decide(session: NotebookSession, args: argparse.Namespace) -> Output:
+    run = session.run
+    decide = run.approve if args.command == "approve" else run.reject
+    approval = decide(args.gate, by=args.by, note=args.note)
+    note = f": {approval.note}" if approval.note else ""
+    lines = [f"request {approval.id} for {approval.trigger or approval.gate}{note}"]
+    if approval.status == "approved":
+        lines.append("run the gated cell again to go on")
+    mark = "✓" if approval.status == "approved" else "✗"
+    badge = f"{mark} {approval.gate} {approval.status} by {approval.decided_by}"
+    return Output("approval", "ok", badge, lines, key=approval.gate, trigger=approval.trigger)
+
+
+def _rollback(session: NotebookSession, args: argparse.Namespace) -> Output:
+    fact = session.run.rollback(args.key, args.version)
+    if fact.restorable:
+        session.assign(fact.key, fact.value)
+    lines = [f"v{fact.version} = {fact.preview}", f"same value as v{args.version}"]
+    return Output("rollback", "ok", f"↶ {fact.key} v{fact.version}", lines, key=fact.key)
+
+
+def _summary(session: NotebookSession, args: argparse.Namespace) -> Output:
+    text = session.run.summary(max_chars=args.max_chars)
+    return Output("summary", "ok", "summary", text.splitlines(), extra={"text/markdown": text})
+
+
+def _compact(session: NotebookSession, _args: argparse.Namespace) -> Output:
+    run = session.run
+    run.compact()
+    return Output("compact", "ok", f"compacted at version {run.version}")
+
+
+def _use(session: NotebookSession, args: argparse.Namespace) -> Output:
+    where = session.use(args.path)
+    lines = [
+        "a run recorded there is opened on first use"
+        if not session.run_exists()
+        else "a run is recorded there: %resume restores its facts"
+    ]
+    return Output("use", "ok", f"using {where}", lines)
+
+
+def _new_run(session: NotebookSession, _args: argparse.Namespace) -> Output:
+    run = session.new_run()
+    lines = [f"the previous run was set aside; this one is at version {run.version}"]
+    return Output("new-run", "ok", "new run started", lines)
+
+
+def _clear(session: NotebookSession, args: argparse.Namespace) -> Output:
+    session.run.clear_step(args.step)
+    return Output("clear", "ok", f"cleared {args.step}", ["the step may run again"], key=args.step)
+
+
+def _milestone(session: NotebookSession, args: argparse.Namespace) -> Output:
+    event = session.run.milestone(args.name)
+    return Output("milestone", "ok", f"🏁 {args.name}", [f"at version {event.seq}"], key=args.name)
+
+
+def resume_output(run: Run, restored: list[str], *, rebuilt: bool = False) -> Output:
+    """Build the ``%resume`` (and load banner) output for ``run``."""
+    memory = run.memory
+    last = memory.get_last_operation() if memory is not None else None
+    return resumed(
+        run.describe(),
+        restored,
+        last_operation=run.snapshot_ref().last_operation,
+        memory_last=f"{last['action']}: {last['summary']}" if last else None,
+        rebuilt=rebuilt,
+    )
+
+
+def _build() -> tuple[MagicArgumentParser, dict[str, Command]]:
+    # IPython leaves MagicArgumentParser unannotated; it is an argparse parser that raises
+    # UsageError instead of exiting.
+    parser = MagicArgumentParser(prog="%skillnb", description="The run of this notebook.")  # type: ignore[no-untyped-call]
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    table: dict[str, Command] = {}
+
+    def add(name: str, fn: Command, help_: str) -> argparse.ArgumentParser:
+        table[name] = fn
+        return sub.add_parser(name, help=help_, description=help_)
+
+    add("status", _status, "the run at a glance")
+    add("history", _history, "recent events").add_argument("-n", type=int, default=20)
+    add("facts", _facts, "every fact's latest version")
+    for name in ("approve", "reject"):
+        p = add(name, _decide, f"{name} the pending request of an approval gate")
+        p.add_argument("gate")
+        p.add_argument("--by", metavar="NAME", help="who decides (default: SkillNB.user)")
+        p.add_argument("--note", metavar="TEXT")
+    p = add("rollback", _rollback, "write an older version of a fact again, as a new version")
+    p.add_argument("key")
+    p.add_argument("version", type=int)
+    add("summary", _summary, "the summary for an LLM (Markdown)").add_argument(
+        "--max-chars", type=int, default=4000
+    )
+    add("compact", _compact, "write a snapshot so that opening replays less")
+    add("use", _use, "use this notebook (.ipynb) or state folder").add_argument("path")
+    add("new-run", _new_run, "set the current run aside and start a new one")
+    add("clear", _clear, "declare an uncertain step resolved").add_argument("step")
+    add("milestone", _milestone, "record a named checkpoint").add_argument("name")
+    return parser, table
+
+
+PARSER, COMMANDS = _build()
+
+
+def parse_with(parser: argparse.ArgumentParser, line: str) -> argparse.Namespace:
+    """Parse ``line`` as shell words with ``parser`` (a ``MagicArgumentParser``).
+
+    IPython's own ``parse_argstring`` keeps the quotes around a quoted value, so
+    ``--check "x <= 10"`` would arrive as a string literal; :func:`shlex.split` removes them.
+
+    Raises:
+        UsageError: unbalanced quotes, an unknown option or a bad value.
+
+    """
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"{exc} in: {line}") from None
+    return parser.parse_args(words)
+
+
+def parse(line: str) -> argparse.Namespace:
+    """Parse a ``%skillnb`` line (see :func:`parse_with`)."""
+    return parse_with(PARSER, line)

@@ -1,0 +1,47 @@
+"""User settings of the notebook integration, as traitlets configuration (edge layer).
+
+``SkillNB`` is registered with the shell, so settings work the usual IPython ways::
+
+    %config SkillNB.verbosity = "quiet"
+    %config SkillNB.state_dir = "/data/runs/report"
+    c.SkillNB.user = "ana"          # in ipython_config.py
+"""
+
+from __future__ import annotations
+
+from traitlets import Bool, CaselessStrEnum, Unicode
+from traitlets.config import Configurable
+
+__all__ = ["VERBOSITIES", "SkillNB"]
+
+VERBOSITIES = ("quiet", "normal", "verbose")
+
+
+class SkillNB(Configurable):
+    """Settings of the SKILL.nb magics (``%config SkillNB.<name> = value``)."""
+
+    state_dir = Unicode(
+        "",
+        help="Keep the run in this folder instead of the notebook's sidecar (.skillnb/<stem>/).",
+    ).tag(config=True)
+
+    verbosity = CaselessStrEnum(
+        VERBOSITIES,
+        default_value="normal",
+        help="quiet: outputs only for blocks, errors and waits; verbose: gate details too.",
+    ).tag(config=True)
+
+    user = Unicode(
+        "",
+        help="Who approvals and milestones are attributed to ($SKILLNB_USER or the OS user).",
+    ).tag(config=True)
+
+    memory = Bool(
+        True,
+        help="Feed the workflow's skill memory ($SKILLNB_HOME/memory/<skill>.json).",
+    ).tag(config=True)
+
+    widgets = Bool(
+        True,
+        help="Show the interactive RunView (ipywidgets) where a widget frontend is available.",
+    ).tag(config=True)

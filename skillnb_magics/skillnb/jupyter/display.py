@@ -1,0 +1,107 @@
+"""Display bundles of the magics' outputs (edge layer).
+
+Every SKILL.nb output is one display bundle:
+
+* ``application/vnd.skillnb.v1+json``: ``{"v": 1, "kind", "badge", "status", "key",
+  "trigger", "event", "events", "mirror": {"notebook", "cell"}}``. ``events`` holds the dumps
+  of the events committed since the previous output (``event`` is the last of them), so a
+  saved notebook carries enough to rebuild its run (:mod:`skillnb.jupyter.notebook_rebuild`);
+  ``mirror`` is the notebook and cell metadata mirror, which the JupyterLab extension writes
+  into the open notebook.
+* ``text/plain``: deterministic (no times, no run ids, no addresses) so nbval can compare it.
+* ``text/html``: the same text, every piece escaped (facts can hold LLM output); deterministic.
+
+The output's ``metadata`` holds when it was shown and the run id. The JSON bundle itself
+carries the events and the mirror, which hold times and ids by nature: nbval users compare
+``text/plain`` and skip this MIME type (see the project's README).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from skillnb.core.records import Event
+
+__all__ = ["MIME", "Output", "Status", "build_bundle", "html_block"]
+
+MIME = "application/vnd.skillnb.v1+json"
+"""The MIME type of SKILL.nb outputs."""
+
+Status = Literal["ok", "restored", "blocked", "waiting", "warning", "error"]
+
+
+@dataclass
+class Output:
+    """What a magic shows: a badge and a few lines, plus the bundle's fields."""
+
+    kind: str
+    """``formalize``, ``restore``, ``gate``, ``blocked``, ``approval``, ``resume``, ..."""
+    status: Status
+    """Picks the badge style."""
+    badge: str
+    """Short text, e.g. ``📌 budget v2``."""
+    lines: list[str] = field(default_factory=list)
+    """Detail lines under the badge (plain text, deterministic)."""
+    key: str | None = None
+    """The fact or step key, when there is one."""
+    trigger: str | None = None
+    """The trigger, when there is one."""
+    html: str | None = None
+    """Pre-escaped HTML for the details, when richer than the lines."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """More representations (e.g. ``text/markdown``) added to the bundle as they are."""
+
+
+def html_block(badge: str, lines: Sequence[str], status: str) -> str:
+    """Render the badge, then the lines in a ``<pre>``, as HTML (all escaped)."""
+    body = f"<pre>{html.escape(chr(10).join(lines))}</pre>" if lines else ""
+    return (
+        f'<div class="skillnb-output skillnb-{html.escape(status)}">'
+        f"<strong>{html.escape(badge)}</strong>{body}</div>"
+    )
+
+
+def _dump(event: Event) -> dict[str, Any]:
+    return event.model_dump(mode="json")
+
+
+def build_bundle(
+    output: Output,
+    *,
+    events: Sequence[Event] = (),
+    notebook_mirror: dict[str, Any] | None = None,
+    cell_mirror: dict[str, Any] | None = None,
+    run_id: str | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the ``(data, metadata)`` of ``output``'s display bundle."""
+    plain = "\n".join([output.badge, *output.lines])
+    details = output.html or html_block(output.badge, output.lines, output.status)
+    mirror = None
+    if notebook_mirror is not None or cell_mirror is not None:
+        mirror = {"notebook": notebook_mirror, "cell": cell_mirror}
+    payload = {
+        "v": 1,
+        "kind": output.kind,
+        "badge": output.badge,
+        "status": output.status,
+        "key": output.key,
+        "trigger": output.trigger,
+        "event": _dump(events[-1]) if events else None,
+        "events": [_dump(e) for e in events],
+        "mirror": mirror,
+    }
+    data: dict[str, Any] = {MIME: payload, "text/plain": plain, "text/html": details}
+    data.update(output.extra)
+    now = (clock or _now)()
+    metadata = {MIME: {"run_id": run_id, "at": now.isoformat()}}
+    return data, metadata
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).astimezone()

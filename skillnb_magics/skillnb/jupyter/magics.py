@@ -1,0 +1,281 @@
+"""The SKILL.nb magics: ``%%workflow``, ``%%formalize``, ``%%gate``, ``%resume``, ``%skillnb``.
+
+Edge layer. Each magic parses its arguments, makes one call on the run (through the
+:class:`~skillnb.jupyter.session.NotebookSession` it was given), and shows the result. Errors
+from SKILL.nb become short messages (see :mod:`skillnb.jupyter.failure`); an error raised by
+the user's own cell is shown by IPython as usual, once.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, cast
+
+from IPython.core import magic as _magic
+from IPython.core import magic_arguments as _arguments
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, magics_class
+
+from skillnb.errors import GateBlocked, SkillnbError
+from skillnb.jupyter import cellexec, commands, outcomes
+from skillnb.jupyter.failure import explain, shorten
+from skillnb.jupyter.mirror import cell_text
+from skillnb.jupyter.session import NotebookSession
+
+__all__ = ["FACT_KINDS", "SkillnbMagics", "formalize_source_hash"]
+
+FACT_KINDS = ("decision", "data", "constraint", "summary", "note")
+"""The fact kinds (the same as :data:`skillnb.core.records.FACT_KINDS`, kept here so loading
+the extension does not import the records)."""
+
+
+_NO_EXPRESSION = (
+    "%%formalize records the cell's last expression, and this cell ends with a statement: "
+    "end it with an expression, or use --var NAME or --stdout"
+)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Decorator(Protocol):
+    def __call__(self, fn: _F, /) -> _F: ...
+
+
+# IPython's magic_arguments is not annotated; these typed views keep mypy strict here.
+def magic_arguments() -> _Decorator:
+    """Mark a magic whose arguments are declared with :func:`argument` (IPython's own)."""
+    return _arguments.magic_arguments()  # type: ignore[no-untyped-call]
+
+
+def argument(*args: Any, **kwargs: Any) -> _Decorator:
+    """Declare one argument of a magic (IPython's ``magic_arguments.argument``)."""
+    return _arguments.argument(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+
+# IPython annotates its markers as returning "the function or a decorator"; used bare, as
+# here, they return the function.
+cell_magic = cast("_Decorator", _magic.cell_magic)
+line_magic = cast("_Decorator", _magic.line_magic)
+line_cell_magic = cast("_Decorator", _magic.line_cell_magic)
+
+
+def parse_argstring(magic: Callable[..., Any], line: str) -> argparse.Namespace:
+    """Parse ``line`` for ``magic`` as shell words (quotes removed, as in a terminal).
+
+    Raises:
+        UsageError: an unknown option, a bad value or unbalanced quotes (shown short).
+
+    """
+    parser = magic.parser  # type: ignore[attr-defined]  # set by @magic_arguments
+    return commands.parse_with(parser, line)
+
+
+def formalize_source_hash(line: str, body: str) -> str:
+    """Hash a ``%%formalize`` cell (magic line and body, normalised) to tell it unchanged.
+
+    ``--force`` does not count, so adding it and taking it away again does not look like an
+    edit of the cell.
+    """
+    from skillnb.core.source import source_hash
+
+    words = [w for w in line.split() if w != "--force"]
+    return source_hash(cell_text("formalize", " ".join(words), body))
+
+
+@magics_class
+class SkillnbMagics(Magics):
+    """The magics, bound to one :class:`NotebookSession` (injected, never global)."""
+
+    def __init__(self, shell: Any, session: NotebookSession) -> None:
+        super().__init__(shell)
+        self.session = session
+        self._shown: BaseException | None = None
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _execute(self, body: str, capture: str | None = None, var: str | None = None) -> Any:
+        """Run ``body`` as a nested cell; remember its error, which IPython has shown."""
+        try:
+            with self.session.nested():
+                return cellexec.execute(self.session.shell, body, capture=capture, var=var)
+        except SkillnbError:
+            raise
+        except BaseException as exc:
+            self._shown = exc
+            raise
+
+    @contextmanager
+    def _reporting(self, what: str, name: str | None = None) -> Iterator[None]:
+        """Turn SKILL.nb errors into short messages; keep the cell's own error short too."""
+        self._shown = None
+        try:
+            yield
+        except GateBlocked as exc:
+            self.session.show(outcomes.blocked(exc, name))
+            self.session.show_view(self.session.run)
+            raise shorten(exc, [*explain(exc)[:1], "Run All stops here (see above)."]) from None
+        except SkillnbError as exc:
+            raise shorten(exc, explain(exc)) from None
+        except BaseException as exc:
+            if exc is not self._shown:
+                raise
+            raise shorten(
+                exc, [f"⛔ {what}: nothing recorded (the cell raised, see above)"]
+            ) from None
+
+    # -- magics --------------------------------------------------------------------------
+    @magic_arguments()
+    @argument("file", nargs="?", help="a YAML file (or give the YAML as the cell's body)")
+    @line_cell_magic
+    def workflow(self, line: str, cell: str | None = None) -> None:
+        """Bind a workflow (YAML) to this notebook's run and show its state machine."""
+        args = parse_argstring(self.workflow, line)
+        if (cell is None) == (args.file is None):
+            raise UsageError("use %workflow FILE, or %%workflow with the YAML as the cell body")
+        with self._reporting("workflow"):
+            from skillnb.core.workflow import Workflow
+
+            definition = Workflow.from_yaml(Path(args.file) if cell is None else cell)
+            view = self.session.bind(definition).describe()
+        if view.get("mermaid"):
+            diagram = view["mermaid"]
+            markdown = f"```mermaid\n{diagram}\n```"
+            self.session.shell.display_pub.publish(
+                data={"text/markdown": markdown, "text/plain": diagram}
+            )
+        self.session.show(outcomes.workflow_bound(view))
+
+    @magic_arguments()
+    @argument("key", help="the fact's name (restored as a variable when it is a valid name)")
+    @argument("--kind", choices=FACT_KINDS, default="data", help="what the fact means")
+    @argument("--var", metavar="NAME", help="record this variable instead of the last expression")
+    @argument("--stdout", action="store_true", help="record what the cell printed")
+    @argument("--force", action="store_true", help="run and record again even if unchanged")
+    @argument("--idempotent", action="store_true", help="may re-run after a crash mid-cell")
+    @argument("--note", metavar="TEXT", help="free text stored with this version")
+    @cell_magic
+    def formalize(self, line: str, cell: str) -> None:
+        """Run the cell once and record its value as the next version of fact KEY.
+
+        The value is the cell's last expression (or ``--var NAME``, or ``--stdout``). When the
+        fact exists and the cell is unchanged, the cell does not run: the value is restored
+        into the namespace. A cell that raises records nothing.
+        """
+        args = parse_argstring(self.formalize, line)
+        capture = "stdout" if args.stdout else "last"
+        if (
+            capture == "last"
+            and not args.var
+            and not cellexec.ends_with_expression(self.session.shell, cell)
+        ):
+            raise UsageError(_NO_EXPRESSION)
+        from skillnb.durable import formalize_step
+
+        with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
+            outcome = formalize_step(
+                self.session.run,
+                args.key,
+                lambda: self._execute(cell, capture, args.var),
+                source_hash=formalize_source_hash(line, cell),
+                cell_id=self.session.cell_id,
+                kind=args.kind,
+                note=args.note,
+                force=args.force,
+                idempotent=args.idempotent,
+            )
+        name = args.var or args.key
+        assigned = outcome.fact.restorable and self.session.assign(name, outcome.fact.value)
+        output = outcomes.formalized(outcome, restored_as=name if assigned else None, notes=notes)
+        self.session.show(output, source=cell_text("formalize", line, cell))
+
+    @magic_arguments()
+    @argument("trigger", nargs="?", help="the workflow trigger this cell fires when it succeeds")
+    @argument("--name", help="the step's name when there is no trigger (default: from the source)")
+    @argument("--requires", metavar="K1,K2", help="facts that must exist")
+    @argument("--state", metavar="S1,S2", help="the state(s) the run must be in")
+    @argument("--check", metavar="EXPR", help='a check on facts, e.g. "budget <= 5000"')
+    @argument("--approval", metavar="MESSAGE", help="ask a person to approve first")
+    @argument(
+        "--on-block",
+        choices=("raise", "skip"),
+        default="raise",
+        help="raise: stop Run All here (default); skip: skip the body and go on",
+    )
+    @cell_magic
+    def gate(self, line: str, cell: str) -> None:
+        """Run the cell only when its gates pass, then fire TRIGGER; once per run.
+
+        Blocked: the body is skipped, the report recorded, and the cell fails with a short
+        message naming each failed gate (``--on-block skip`` goes on instead). An approval
+        gate records a request: approve it with ``%skillnb approve GATE``, then run again.
+        """
+        args = parse_argstring(self.gate, line)
+        source = cell_text("gate", line, cell)
+        from skillnb.core.gates import inline_gates
+        from skillnb.core.source import source_hash
+
+        digest = source_hash(source)
+        name = args.trigger or args.name
+        with self._reporting(f"gate {name or ''}".strip(), name):
+            specs = inline_gates(
+                requires=_words(args.requires),
+                state=_words(args.state),
+                check=args.check,
+                approval=args.approval,
+                name_prefix=name or f"cell-{digest[7:15]}",
+            )
+            outcome = self.session.run.run_gated(
+                args.trigger,
+                lambda: self._execute(cell),
+                gates=specs,
+                key=None if args.trigger else f"gate:{args.name or digest}",
+                source_hash=digest,
+                cell_id=self.session.cell_id,
+                on_block=args.on_block,
+                skip_done=True,
+            )
+        verbose = self.session.config.verbosity == "verbose"
+        self.session.show(
+            outcomes.gated(outcome, args.trigger, name=name, verbose=verbose), source=source
+        )
+
+    @magic_arguments()
+    @argument("--run", metavar="ID", help="resume this run (the current one or one set aside)")
+    @argument("--no-restore", action="store_true", help="do not put facts into the namespace")
+    @line_magic
+    def resume(self, line: str) -> None:
+        """Resume the run: restore facts into the namespace, list what waits, show the summary.
+
+        When the sidecar is gone, the run is rebuilt from the notebook's outputs first.
+        """
+        args = parse_argstring(self.resume, line)
+        with self._reporting("resume"):
+            run, rebuilt = self.session.resume(args.run)
+            restored = [] if args.no_restore else self.session.restore_facts(run)
+            self.session.show(commands.resume_output(run, restored, rebuilt=rebuilt))
+            summary = run.summary()
+        self.session.show_view(run)
+        self.session.shell.display_pub.publish(
+            data={"text/markdown": summary, "text/plain": summary}
+        )
+
+    @line_magic
+    def skillnb(self, line: str) -> None:
+        """Work with the run: status, history, approvals, rollbacks, milestones, ..."""
+        args = commands.parse(line)
+        with self._reporting(f"skillnb {args.command}"):
+            output = commands.COMMANDS[args.command](self.session, args)
+        if output is not None:
+            self.session.show(output)
+
+    skillnb.__doc__ = (skillnb.__doc__ or "") + "\n\n" + commands.PARSER.format_help()
+
+
+def _words(value: str | None) -> tuple[str, ...]:
+    """Split ``"a, b"`` into ``("a", "b")``."""
+    if not value:
+        return ()
+    return tuple(w.strip() for w in value.split(",") if w.strip())

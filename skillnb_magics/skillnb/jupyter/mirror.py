@@ -1,0 +1,80 @@
+"""Sending the metadata mirror to the open notebook over a comm (edge layer).
+
+The kernel never writes the open ``.ipynb``. After a cell changed the run, it sends
+``{"v": 1, "notebook": <metadata["skillnb"]>, "cell_id": str | None, "cell": <cell mirror>}``
+on a comm with target ``skillnb.mirror``; the JupyterLab extension registers that target on
+the notebook's kernel and writes the data into the notebook model, so saving carries it. With
+no frontend listening (nbclient, a terminal) the messages go nowhere, harmlessly.
+
+The mirror's shapes are built by :mod:`skillnb.jupyter.notebook_mirror`, shared with the
+helpers that write it into notebook files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = ["MIRROR_TARGET", "MirrorChannel", "cell_text", "mirrors"]
+
+MIRROR_TARGET = "skillnb.mirror"
+"""The comm target name the JupyterLab extension registers."""
+
+CommFactory = Callable[..., Any]
+
+
+def _create_comm(**kwargs: Any) -> Any:
+    import comm
+
+    return comm.create_comm(**kwargs)
+
+
+class MirrorChannel:
+    """The ``skillnb.mirror`` comm, opened on first use and reopened if the frontend closed it.
+
+    Args:
+        create: makes a comm (default :func:`comm.create_comm`); injectable for tests.
+
+    """
+
+    def __init__(self, create: CommFactory | None = None) -> None:
+        self._create = create or _create_comm
+        self._comm: Any = None
+        self.sent = 0
+        """How many messages were sent (for tests and diagnostics)."""
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send ``message``; the first one travels with the comm's opening."""
+        if self._comm is None or getattr(self._comm, "_closed", False):
+            # A frontend without the target closes the comm; the next change tries again.
+            self._comm = self._create(target_name=MIRROR_TARGET, data=message)
+        else:
+            self._comm.send(message)
+        self.sent += 1
+
+    def close(self) -> None:
+        """Close the comm, if open."""
+        if self._comm is not None and not getattr(self._comm, "_closed", False):
+            self._comm.close()
+        self._comm = None
+
+
+def cell_text(magic: str, line: str, body: str) -> str:
+    """Return the full source of a magic cell, as the notebook holds it."""
+    return f"%%{magic} {line}".rstrip() + "\n" + body
+
+
+def mirrors(
+    run: Run, cell_id: str | None, source: str | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Return the notebook mirror of ``run`` and the cell's (``None``: not a step cell)."""
+    from skillnb.jupyter.notebook_mirror import build_cell_mirror, build_mirror
+
+    notebook = build_mirror(run)
+    cell = None
+    if source is not None:
+        cell = build_cell_mirror(run.snapshot_ref(), {"id": cell_id, "source": source})
+    return notebook, cell

@@ -1,0 +1,352 @@
+"""The notebook metadata mirror: build it from a run, validate it when read (edge layer).
+
+The sidecar is the source of truth; ``metadata["skillnb"]`` and each step cell's
+``cell.metadata["skillnb"]`` are a *mirror* of it, so that a notebook saved anywhere carries
+the run at a glance (and enough to rebuild it, see :mod:`skillnb.jupyter.notebook_rebuild`).
+
+Shapes (``"v": 1``)::
+
+    metadata["skillnb"] = {"v", "run_id", "workflow", "state", "version",
+                           "facts": {key: {"version", "kind", "cell_id", "preview"}},
+                           "pending": [{"id", "gate", "trigger", "message", "state",
+                                        "requested_seq", "requested_at"}],
+                           "updated_at"}
+    cell.metadata["skillnb"] = {"step": key | "gate": trigger, "version", "source_hash",
+                                "status"}
+
+A mirror read from a file is untrusted: :func:`validate_mirror` checks every type and size and
+refuses active markup (``<script>``, ``javascript:`` URLs, inline event handlers). A mirror
+that fails is ignored with a :class:`MirrorWarning`; nothing in it is ever evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from skillnb.core.records import FactKind, RunState
+from skillnb.core.source import source_hash
+from skillnb.jupyter.notebook_file import cell_source
+
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = [
+    "MIRROR_VERSION",
+    "MirrorWarning",
+    "build_cell_mirror",
+    "build_mirror",
+    "cell_magic",
+    "check_mirror",
+    "inert_text",
+    "validate_mirror",
+]
+
+MIRROR_VERSION = 1
+"""Format version of the metadata mirror."""
+
+MAX_MIRROR_BYTES = 2_000_000
+"""A mirror whose JSON is larger than this is refused unread."""
+
+_ACTIVE_MARKUP = re.compile(
+    r"<\s*/?\s*(script|iframe|object|embed|meta|link|style)\b|javascript\s*:|<[^>]*\son\w+\s*=",
+    re.IGNORECASE,
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class MirrorWarning(UserWarning):
+    """A notebook's ``metadata["skillnb"]`` (or a SKILL.nb output) was malformed and ignored."""
+
+
+def inert_text(value: str, limit: int = 4000) -> str:
+    """Return ``value`` as text that :func:`check_mirror` accepts.
+
+    It is clipped to ``limit``, control characters become U+FFFD, and active markup is
+    defused (the ``<`` of ``<script`` becomes U+2039, the colon of ``javascript:`` U+2236).
+    Previews are display-only, so a fact holding, say, a scraped web page still gets a mirror
+    that reads back; keys and states are never altered.
+    """
+    text = _CONTROL.sub("\ufffd", value)
+    text = _ACTIVE_MARKUP.sub(
+        lambda m: m.group(0).replace("<", "\u2039").replace(":", "\u2236"), text
+    )
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plain_text(value: str) -> str:
+    if _CONTROL.search(value):
+        raise ValueError("control characters are not allowed")
+    if _ACTIVE_MARKUP.search(value):
+        raise ValueError("active markup (script, event handler, javascript: URL) is not allowed")
+    return value
+
+
+def _name(value: str) -> str:
+    if any(ord(char) < 0x20 for char in value):
+        raise ValueError("a name may not hold line breaks, tabs or control characters")
+    return _plain_text(value)
+
+
+Name = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_name)]
+Text = Annotated[str, Field(max_length=4000), AfterValidator(_plain_text)]
+Stamp = Annotated[str, Field(max_length=64), AfterValidator(_name)]
+Count = Annotated[int, Field(ge=0, le=2**53)]
+
+
+class _Strict(BaseModel):
+    # Unknown keys are dropped (a newer writer may add some); known ones are type-checked
+    # without coercion, so "3" is not an int and 1 is not a string.
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class FactMirror(_Strict):
+    """One fact in the notebook mirror."""
+
+    version: Annotated[int, Field(ge=1, le=2**53)]
+    """The fact's version."""
+    kind: FactKind = "data"
+    """What the fact means for the workflow."""
+    cell_id: Name | None = None
+    """The cell that produced it."""
+    preview: Text = ""
+    """A short rendering of the value (never the value itself)."""
+
+
+class PendingMirror(_Strict):
+    """A pending approval request in the notebook mirror."""
+
+    id: Name
+    gate: Name
+    trigger: Name | None = None
+    message: Text = ""
+    state: Name | None = None
+    requested_seq: Count = 0
+    requested_at: Stamp | None = None
+
+
+class NotebookMirror(_Strict):
+    """``metadata["skillnb"]``: the run at a glance, written beside the cells."""
+
+    v: Literal[1]
+    """Format version."""
+    run_id: Name
+    workflow: Name | None = None
+    state: Name | None = None
+    version: Count = 0
+    facts: Annotated[dict[Name, FactMirror], Field(max_length=10_000)] = Field(default_factory=dict)
+    pending: Annotated[list[PendingMirror], Field(max_length=1000)] = Field(default_factory=list)
+    updated_at: Stamp | None = None
+
+
+def validate_mirror(raw: Any, *, origin: str) -> dict[str, Any] | None:
+    """Return ``raw`` as a checked mirror dict, or ``None`` with a :class:`MirrorWarning`.
+
+    Args:
+        raw: what the file holds under ``metadata["skillnb"]`` (``None`` when absent).
+        origin: where it was read, for the warning (``path`` or ``path, cell 3``).
+
+    """
+    mirror, problem = check_mirror(raw)
+    if problem is not None:
+        warnings.warn(
+            f"{origin}: ignoring the SKILL.nb metadata mirror: {problem}",
+            MirrorWarning,
+            stacklevel=3,
+        )
+    return mirror
+
+
+def check_mirror(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """``(mirror, None)`` when ``raw`` is a valid mirror, ``(None, problem)`` when it is not.
+
+    ``(None, None)`` when ``raw`` is ``None`` (no mirror at all). Never warns.
+    """
+    if raw is None:
+        return None, None
+    problem = _problem(raw)
+    if problem is not None:
+        return None, problem
+    try:
+        return NotebookMirror.model_validate(raw).model_dump(mode="json"), None
+    except ValidationError as exc:
+        return None, _first_error(exc)
+
+
+def _problem(raw: Any) -> str | None:
+    if not isinstance(raw, dict):
+        return f"expected an object, found {type(raw).__name__}"
+    try:
+        size = len(json.dumps(raw, ensure_ascii=False))
+    except (TypeError, ValueError):
+        return "not plain JSON"
+    if size > MAX_MIRROR_BYTES:
+        return f"too large ({size} bytes, limit {MAX_MIRROR_BYTES})"
+    version = raw.get("v")
+    if isinstance(version, int) and not isinstance(version, bool) and version > MIRROR_VERSION:
+        return f"format v{version} was written by a newer SKILL.nb (this one reads v1)"
+    return None
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in error["loc"]) or "mirror"
+    return f"{where}: {error['msg']}"
+
+
+def build_mirror(run: Run) -> dict[str, Any]:
+    """``metadata["skillnb"]`` for the run's current state (JSON-safe)."""
+    state = run.snapshot_ref(refresh=True)
+    return {
+        "v": MIRROR_VERSION,
+        "run_id": state.run_id,
+        "workflow": state.workflow,
+        "state": state.state,
+        "version": state.version,
+        "facts": {
+            f.key: {
+                "version": f.version,
+                "kind": f.kind,
+                "cell_id": f.cell_id,
+                "preview": inert_text(f.preview),
+            }
+            for f in state.facts.values()
+        },
+        "pending": [
+            {
+                "id": a.id,
+                "gate": a.gate,
+                "trigger": a.trigger,
+                "message": inert_text(a.message),
+                "state": a.state,
+                "requested_seq": a.requested_seq,
+                "requested_at": a.requested_at.isoformat(),
+            }
+            for a in run.pending()
+        ],
+        "updated_at": state.updated_at.isoformat() if state.updated_at else None,
+    }
+
+
+_VALUE_OPTIONS = frozenset(
+    {
+        "--kind",
+        "--var",
+        "--note",
+        "--name",
+        "--requires",
+        "--state",
+        "--check",
+        "--approval",
+        "--on-block",
+    }
+)
+
+
+def _positional(words: list[str]) -> tuple[str | None, dict[str, str]]:
+    """The first positional word, and the options that carry a value."""
+    options: dict[str, str] = {}
+    positional = None
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word.startswith("--") and "=" in word:
+            name, value = word.split("=", 1)
+            options[name] = value
+        elif word in _VALUE_OPTIONS:
+            options[word] = words[index + 1] if index + 1 < len(words) else ""
+            index += 1
+        elif not word.startswith("-") and positional is None:
+            positional = word
+        index += 1
+    return positional, options
+
+
+def cell_magic(source: str) -> tuple[str, str] | None:
+    """``("formalize", FACT_KEY)`` or ``("gate", STEP_KEY)`` for a SKILL.nb cell, else ``None``.
+
+    The step key of a gate cell is the one the ``%%gate`` magic uses: ``gate:TRIGGER``, else
+    ``gate:NAME`` (``--name``), else ``gate:`` and the hash of the cell's source. Only the
+    first line is parsed (as shell words); nothing is evaluated.
+    """
+    first = source.lstrip().split("\n", 1)[0].strip()
+    for magic in ("formalize", "gate"):
+        prefix = f"%%{magic}"
+        if first != prefix and not first.startswith(prefix + " "):
+            continue
+        rest = first[len(prefix) :]
+        try:
+            words = shlex.split(rest)
+        except ValueError:
+            words = rest.split()
+        positional, options = _positional(words)
+        if magic == "formalize":
+            return (magic, positional) if positional else None
+        return magic, f"gate:{positional or options.get('--name') or source_hash(source)}"
+    return None
+
+
+def build_cell_mirror(run_state: RunState, cell: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``cell.metadata["skillnb"]`` for one code cell, or ``None`` when it is not a step cell.
+
+    A cell is matched to the run by its cell id first (recorded on facts and steps), then by
+    its ``%%formalize KEY`` / ``%%gate TRIGGER`` line.
+    """
+    cell_id = cell.get("id") if isinstance(cell.get("id"), str) else None
+    magic = cell_magic(cell_source(cell))
+    fact = next((f for f in run_state.facts.values() if cell_id and f.cell_id == cell_id), None)
+    if fact is None and magic is not None and magic[0] == "formalize":
+        fact = run_state.facts.get(magic[1])
+    if fact is not None:
+        step = run_state.steps.get(f"formalize:{fact.key}")
+        return {
+            "step": fact.key,
+            "version": fact.version,
+            "source_hash": fact.source_hash,
+            "status": step.status if step is not None else "committed",
+        }
+    key = _gate_key(run_state, cell_id, magic)
+    return _gate_cell_mirror(run_state, key, cell) if key is not None else None
+
+
+def _gate_cell_mirror(
+    run_state: RunState, key: str, cell: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """Build the mirror of gate cell ``key``: its step, or ``blocked``/``waiting`` if later."""
+    step = run_state.steps.get(key)
+    report = run_state.reports.get(key)
+    if step is None and report is None:
+        return None
+    done_at = 0
+    if step is not None:
+        done_at = step.committed_seq if step.committed_seq is not None else step.started_seq
+    status: str = step.status if step is not None else "passed"
+    if report is not None and not report.passed and report.version >= done_at:
+        waiting = all(r.kind == "approval" for r in report.blocking)
+        status = "waiting" if waiting else "blocked"
+    recorded = step.source_hash if step is not None else None
+    return {
+        "gate": key.split(":", 1)[1] if ":" in key else None,
+        "version": max(done_at, report.version if report is not None else 0),
+        "source_hash": recorded or source_hash(cell_source(cell)),
+        "status": status,
+    }
+
+
+def _gate_key(
+    run_state: RunState, cell_id: str | None, magic: tuple[str, str] | None
+) -> str | None:
+    """Return the step key of a gate cell: by cell id first, else from its ``%%gate`` line."""
+    if cell_id:
+        for step in run_state.steps.values():
+            if step.cell_id == cell_id and not step.key.startswith("formalize:"):
+                return step.key
+    if magic is None or magic[0] != "gate":
+        return None
+    return magic[1]

@@ -1,0 +1,131 @@
+"""What the magics show for each outcome of the run (edge layer).
+
+Each function turns one result of a :class:`~skillnb.run.Run` call (a formalized or restored
+fact, a gated step, a blocked gate, a resumed run) into an :class:`~skillnb.jupyter.display.Output`:
+a badge and a few deterministic lines. No decision is made here; the run made them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from skillnb.jupyter.display import Output, Status
+from skillnb.jupyter.status import banner_sections, render_html, render_text
+
+if TYPE_CHECKING:
+    from skillnb.core.records import GateReport
+    from skillnb.durable import FormalizeOutcome
+    from skillnb.errors import GateBlocked
+    from skillnb.gating import StepOutcome
+
+__all__ = ["blocked", "formalized", "gated", "resumed", "workflow_bound"]
+
+_PREVIEW = 200
+
+
+def _clip(text: str, limit: int = _PREVIEW) -> str:
+    one = text.replace("\n", " ")
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def formalized(
+    outcome: FormalizeOutcome, *, restored_as: str | None, notes: Sequence[str] = ()
+) -> Output:
+    """``📌 budget v2`` after a computation, ``↺ budget v2`` when restored and nothing ran."""
+    fact = outcome.fact
+    lines = [f"{fact.kind} = {_clip(fact.preview)}", *(f"⚠ {note}" for note in notes)]
+    if not fact.restorable and not notes:
+        lines.append("⚠ stored as text only (no encoder for this type): it cannot be restored")
+    if outcome.status == "restored":
+        where = f" into `{restored_as}`" if restored_as else ""
+        lines.insert(0, f"restored v{fact.version}{where} (source unchanged; the cell did not run)")
+        lines.append("--force recomputes it")
+        return Output("restore", "restored", f"↺ {fact.key} v{fact.version}", lines, key=fact.key)
+    status: Status = "ok" if fact.restorable and not notes else "warning"
+    return Output("formalize", status, f"📌 {fact.key} v{fact.version}", lines, key=fact.key)
+
+
+def _gate_lines(report: GateReport | None, verbose: bool) -> list[str]:
+    if report is None:
+        return []
+    lines = [f"⚠ {r.gate} ({r.kind}): {r.message}" for r in report.warnings]
+    if verbose:
+        lines += [f"✓ {r.gate} ({r.kind}) {r.message}".rstrip() for r in report.results if r.passed]
+    return lines
+
+
+def gated(
+    outcome: StepOutcome, trigger: str | None, *, name: str | None = None, verbose: bool = False
+) -> Output:
+    """Show a gated cell that ran (and fired its trigger), was already done, or skipped."""
+    label = name or trigger or "gated cell"
+    if outcome.status == "done":
+        lines = ["already done in this run: the cell did not run again"]
+        return Output("gate", "restored", f"✓ {label} (done)", lines, trigger=trigger)
+    if outcome.status == "blocked":
+        assert outcome.report is not None  # noqa: S101  # a blocked step has its report
+        return _blocked_output(outcome.report, trigger, label, skipped=True)
+    fired = next((e for e in outcome.events if e.type == "transition.fired"), None)
+    badge = f"✓ {label}"
+    if fired is not None:
+        badge += f": {fired.data.get('from')} → {fired.data.get('to')}"
+    lines = _gate_lines(outcome.report, verbose)
+    status: Status = "warning" if outcome.report is not None and outcome.report.warnings else "ok"
+    return Output("gate", status, badge, lines, trigger=trigger)
+
+
+def _blocked_output(
+    report: GateReport, trigger: str | None, label: str, *, skipped: bool
+) -> Output:
+    waiting = all(r.kind == "approval" for r in report.blocking)
+    lines = [f"✗ {r.gate} ({r.kind}): {r.message}" for r in report.blocking]
+    lines += [f"⚠ {r.gate} ({r.kind}): {r.message}" for r in report.warnings]
+    lines.append(
+        "the cell body was skipped (--on-block skip): later cells run"
+        if skipped
+        else "the cell body did not run; Run All stops here"
+    )
+    if waiting:
+        gates = ", ".join(r.gate for r in report.blocking)
+        badge = f"⏳ {label} waits for approval: {gates}"
+        return Output("approval", "waiting", badge, lines, trigger=trigger)
+    return Output("blocked", "blocked", f"⛔ {label} blocked", lines, trigger=trigger)
+
+
+def blocked(exc: GateBlocked, name: str | None = None) -> Output:
+    """Show a blocked gate that stops the notebook here."""
+    return _blocked_output(
+        exc.report, exc.trigger, name or exc.trigger or "gated cell", skipped=False
+    )
+
+
+def workflow_bound(view: Mapping[str, Any]) -> Output:
+    """Show the workflow now bound to the run."""
+    states = ", ".join(view.get("states", []))
+    lines = [f"state {view.get('state')!r} (version {view['version']})", f"states: {states}"]
+    lines += [f"next: {n['trigger']} → {n['to']} ({n['status']})" for n in view.get("next", [])]
+    return Output("workflow", "ok", f"⚙ workflow {view.get('workflow')}", lines)
+
+
+def resumed(
+    view: Mapping[str, Any],
+    restored: list[str],
+    *,
+    last_operation: str | None,
+    memory_last: str | None,
+    rebuilt: bool = False,
+) -> Output:
+    """``%resume`` and the banner of ``%load_ext``: where the run stands and what waits."""
+    sections = banner_sections(view, last_operation=last_operation, memory_last=memory_last)
+    if restored:
+        sections.append(("restored into the namespace", [", ".join(restored)]))
+    if rebuilt:
+        sections.insert(0, ("", ["rebuilt from this notebook's outputs (the sidecar was missing)"]))
+    waiting = bool(view.get("pending")) or bool(view.get("uncertain"))
+    status: Status = "waiting" if waiting else "ok"
+    where = f"state {view['state']}" if view.get("state") else f"version {view['version']}"
+    badge = f"▶ resumed {view.get('workflow') or 'run'} at {where}"
+    return Output(
+        "resume", status, badge, render_text(sections), html=render_html(badge, sections, status)
+    )

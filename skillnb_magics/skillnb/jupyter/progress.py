@@ -1,0 +1,99 @@
+"""Progress bars for durable batches (Jupyter edge).
+
+``run.items("resumes", files)`` asks ``run.progress_factory(batch, total, done_before)`` for a
+bar before its loop; :func:`install_progress` sets that factory to tqdm's notebook bar (a
+widget) in a kernel with a widget frontend, and to tqdm's plain text bar elsewhere. The bar
+starts at the count already done in earlier sessions, so a resumed batch reads "12/27" from
+its first item, not "0/15".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = ["ProgressFactory", "has_widget_frontend", "install_progress", "progress_factory"]
+
+ProgressFactory = Callable[[str, int, int], Any]
+"""``factory(batch, total, done_before)`` returns a bar with ``update(n)`` and ``close()``."""
+
+_KERNEL_SHELLS = ("ZMQInteractiveShell",)
+
+
+def has_widget_frontend(shell: object) -> bool:
+    """Tell whether ``shell`` is a kernel's shell, whose frontend can show widgets.
+
+    A terminal IPython, a plain script (``shell`` is ``None``) or a Qt console gets text bars.
+    """
+    if shell is None:
+        return False
+    names = {cls.__name__ for cls in type(shell).__mro__}
+    return (
+        any(name in names for name in _KERNEL_SHELLS) and "qt" not in type(shell).__name__.lower()
+    )
+
+
+def progress_factory(*, notebook: bool, file: IO[str] | None = None) -> ProgressFactory:
+    """Make tqdm bars: the notebook widget bar when ``notebook``, else the text bar.
+
+    Args:
+        notebook: use ``tqdm.notebook.tqdm`` (needs a widget frontend to be seen).
+        file: where the text bar writes (default: tqdm's, standard error).
+
+    """
+
+    def make(batch: str, total: int, done_before: int) -> Any:
+        options: dict[str, Any] = {
+            "total": total,
+            "initial": done_before,
+            "desc": batch,
+            "unit": "item",
+            "leave": True,
+        }
+        if notebook:
+            from tqdm.notebook import tqdm as notebook_tqdm
+
+            return notebook_tqdm(**options)
+        from tqdm.std import tqdm as text_tqdm
+
+        return text_tqdm(file=file, **options)
+
+    return make
+
+
+def install_progress(
+    run: Run,
+    *,
+    shell: object = None,
+    notebook: bool | None = None,
+    file: IO[str] | None = None,
+) -> ProgressFactory:
+    """Show a progress bar for every batch loop of ``run`` (sets ``run.progress_factory``).
+
+    Args:
+        run: the run whose ``items`` loops get bars.
+        shell: the IPython shell (default: the current one) used to tell a kernel with a
+            widget frontend from a terminal.
+        notebook: force the widget bar (``True``) or the text bar (``False``).
+        file: where the text bar writes.
+
+    Returns:
+        The installed factory.
+
+    """
+    if notebook is None:
+        notebook = has_widget_frontend(shell if shell is not None else _current_shell())
+    factory = progress_factory(notebook=notebook, file=file)
+    run.progress_factory = factory
+    return factory
+
+
+def _current_shell() -> object:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # IPython is a dependency; without it there is no notebook bar
+        return None
+    return get_ipython()

@@ -1,0 +1,371 @@
+"""The notebook session: which run this kernel works on, and how outputs reach the notebook.
+
+Edge layer. One :class:`NotebookSession` per shell, created by ``%load_ext skillnb`` and
+handed to the magics (no module-level state). It knows where the run lives (the notebook's
+sidecar, ``SkillNB.state_dir`` or ``%skillnb use PATH``), opens it on first need, tracks the
+current cell (its id, and whether a magic is running a nested cell), collects the events the
+run commits so each output carries them, publishes display bundles and sends the metadata
+mirror after each cell that changed the run.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillnb.errors import SkillnbError
+from skillnb.jupyter.discovery import NotebookLocation, find_notebook, resolve_notebook
+from skillnb.jupyter.display import Output, build_bundle
+from skillnb.jupyter.mirror import MirrorChannel, mirrors
+
+if TYPE_CHECKING:
+    from skillnb.core.records import Event
+    from skillnb.core.workflow import Workflow
+    from skillnb.jupyter.config import SkillNB
+    from skillnb.run import Run
+
+__all__ = ["NoRunLocation", "NotebookSession", "is_variable_name"]
+
+_HOW = (
+    "tell SKILL.nb where the run lives: `%skillnb use PATH.ipynb` (or a state folder), "
+    '`%config SkillNB.state_dir = "..."`, or set SKILLNB_NOTEBOOK before starting the kernel'
+)
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class NoRunLocation(SkillnbError):
+    """Neither a notebook path nor a state folder is known, so there is no run to open."""
+
+    def __init__(self) -> None:
+        super().__init__(f"cannot tell which notebook this kernel runs; {_HOW}")
+
+
+def is_variable_name(name: str) -> bool:
+    """Tell whether ``name`` can be a Python variable (so a fact can be restored as it)."""
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+class NotebookSession:
+    """The state the magics share for one shell.
+
+    Args:
+        shell: the IPython shell.
+        config: the ``SkillNB`` settings (observed: changing the location reopens the run).
+        env: the environment to read (default ``os.environ``).
+        cwd: the kernel's working folder (default the current one).
+        channel: where mirror messages go (default the ``skillnb.mirror`` comm).
+
+    """
+
+    def __init__(
+        self,
+        shell: Any,
+        config: SkillNB,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        channel: MirrorChannel | None = None,
+    ) -> None:
+        self.shell = shell
+        self.config = config
+        self.env = dict(os.environ if env is None else env)
+        self.cwd = cwd or Path.cwd()
+        self.channel = channel or MirrorChannel()
+        self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
+        self.cell_id: str | None = None
+        self.depth = 0
+        self._run: Run | None = None
+        self._unsubscribe: Any = None
+        self._events: list[Event] = []
+        self._dirty = False
+        self._cell: tuple[str | None, dict[str, Any] | None] | None = None
+        self._shown_mirror: dict[str, Any] | None = None
+        config.observe(self._settings_changed, names=["state_dir", "user", "memory"])
+
+    # -- where the run lives -------------------------------------------------------------
+    def target(self) -> tuple[str, Path]:
+        """``("state_dir", folder)`` or ``("notebook", path)``.
+
+        Raises:
+            NoRunLocation: nothing tells where the run lives.
+
+        """
+        if self.config.state_dir:
+            return "state_dir", (self.cwd / Path(self.config.state_dir).expanduser()).resolve()
+        if self.location is not None:
+            return "notebook", self.location.path
+        raise NoRunLocation()
+
+    def folder(self) -> Path:
+        """Return the folder that holds (or will hold) the run's files."""
+        kind, path = self.target()
+        if kind == "state_dir":
+            return path
+        # The layout of skillnb.store.layout.sidecar_dir_for, without importing the store
+        # package (and its records) when the extension loads; a test keeps the two equal.
+        return path.parent / ".skillnb" / path.stem
+
+    def run_exists(self) -> bool:
+        """Tell whether a run was recorded where this session looks (nothing is created)."""
+        try:
+            folder = self.folder()
+        except NoRunLocation:
+            return False
+        return (folder / "journal.jsonl").exists() or (folder / "snapshot.json").exists()
+
+    def use(self, path: str) -> str:
+        """Point the session at notebook ``path`` (``.ipynb``) or at state folder ``path``."""
+        notebook = resolve_notebook(path, self.cwd)
+        self.close_run()
+        if notebook is not None:
+            self.location = NotebookLocation(notebook, "%skillnb use")
+            self.config.state_dir = ""
+            return f"notebook {notebook.name}"
+        self.config.state_dir = path
+        return f"state folder {path}"
+
+    # -- the run -------------------------------------------------------------------------
+    @property
+    def run(self) -> Run:
+        """The run, opened (and created if needed) on first use.
+
+        Raises:
+            NoRunLocation: nothing tells where the run lives.
+
+        """
+        if self._run is None:
+            self._run = self._open()
+        return self._run
+
+    def existing_run(self) -> Run | None:
+        """Return the run if one was recorded (opened on demand), else ``None``; never create."""
+        if self._run is None and not self.run_exists():
+            return None
+        return self.run
+
+    def _open(self, workflow: Workflow | None = None) -> Run:
+        from skillnb.run import open_run
+
+        kind, path = self.target()
+        where: dict[str, Any] = {"state_dir": path} if kind == "state_dir" else {"notebook": path}
+        run = open_run(
+            **where,
+            user=self.config.user or None,
+            memory=None if self.config.memory else False,
+            env=self.env,
+        )
+        self._attach(run)
+        return run
+
+    def _attach(self, run: Run) -> None:
+        self._unsubscribe = run.subscribe(self._committed)
+        try:
+            from skillnb.jupyter.progress import install_progress
+        except ImportError:  # progress bars are optional
+            return
+        install_progress(run, shell=self.shell)
+
+    def bind(self, workflow: Workflow) -> Run:
+        """Bind ``workflow`` to the run (opening it first), recording the change as an event."""
+        run = self.run
+        run.bind(workflow)
+        return run
+
+    def new_run(self) -> Run:
+        """Move the current run's folder aside (``<folder>~<run id>``) and start a fresh run."""
+        old = self.existing_run()
+        if old is not None:
+            self._move_aside(old.id)
+        return self.run
+
+    def switch_to(self, run_id: str) -> Run:
+        """Make run ``run_id`` (current, or moved aside by ``new-run``) the current one.
+
+        Raises:
+            SkillnbError: no such run here.
+
+        """
+        current = self.existing_run()
+        if current is not None and current.id == run_id:
+            return current
+        folder = self.folder()
+        archived = folder.with_name(f"{folder.name}~{run_id}")
+        if not archived.is_dir():
+            raise SkillnbError(f"no run {run_id!r} here (looked for {archived.name})")
+        if current is not None:
+            self._move_aside(current.id)
+        archived.rename(folder)
+        return self.run
+
+    def resume(self, run_id: str | None = None) -> tuple[Run, bool]:
+        """Return the run to resume and whether it was rebuilt from the notebook's outputs.
+
+        Raises:
+            SkillnbError: no run here, and no saved notebook to rebuild one from.
+
+        """
+        if run_id is not None:
+            return self.switch_to(run_id), False
+        run = self.existing_run()
+        if run is not None:
+            return run, False
+        notebook = self.location.path if self.location is not None else None
+        if notebook is None or not notebook.exists():
+            raise SkillnbError("no run is recorded here yet, and no saved notebook to rebuild from")
+        from skillnb.jupyter.notebook import rebuild_run
+
+        state_dir = self.folder() if self.config.state_dir else None
+        memory = None if self.config.memory else False
+        with self.warnings_shown():
+            run = rebuild_run(notebook, state_dir=state_dir, env=self.env, memory=memory)
+        self._attach(run)
+        self._run = run
+        return run, True
+
+    @contextmanager
+    def capture_warnings(self) -> Iterator[list[str]]:
+        """Collect SKILL.nb's warnings raised inside (their messages fill the list on exit).
+
+        Other warnings (from the user's code in a cell) are shown as usual.
+        """
+        messages: list[str] = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield messages
+        for w in caught:
+            if w.category.__module__.split(".")[0] == "skillnb":
+                messages.append(_clip(str(w.message)))
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+
+    @contextmanager
+    def warnings_shown(self) -> Iterator[None]:
+        """Show the warnings raised inside as one SKILL.nb output (not as stderr noise)."""
+        with self.capture_warnings() as messages:
+            yield
+        if messages:
+            self.show(Output("warning", "warning", "⚠ SKILL.nb warning", messages))
+
+    def _move_aside(self, run_id: str) -> None:
+        folder = self.folder()
+        self.close_run()
+        folder.rename(folder.with_name(f"{folder.name}~{run_id}"))
+
+    def close_run(self) -> None:
+        """Forget the open run (the next use opens it again, from wherever settings point)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._unsubscribe = None
+        self._run = None
+        self._events.clear()
+        self._dirty = False
+        self._shown_mirror = None
+
+    def _settings_changed(self, _change: Any) -> None:
+        self.close_run()
+
+    def _committed(self, _run: Run, events: list[Event]) -> None:
+        self._events.extend(events)
+        self._dirty = True
+
+    # -- the namespace -------------------------------------------------------------------
+    def assign(self, name: str | None, value: Any) -> bool:
+        """Put ``value`` in the user namespace as ``name`` when that is a valid variable name."""
+        if name is None or not is_variable_name(name):
+            return False
+        self.shell.user_ns[name] = value
+        return True
+
+    def restore_facts(self, run: Run) -> list[str]:
+        """Put every restorable fact whose key is a variable name into the namespace."""
+        restored = []
+        for key, fact in run.facts.items():
+            if fact.restorable and self.assign(key, fact.value):
+                restored.append(key)
+        return restored
+
+    # -- cells -----------------------------------------------------------------------------
+    def pre_run_cell(self, info: Any) -> None:
+        """IPython ``pre_run_cell`` handler: remember the cell id (top-level cells only)."""
+        if self.depth:
+            return
+        self.cell_id = getattr(info, "cell_id", None)
+        self._cell = None
+        self._shown_mirror = None
+        self._events.clear()
+
+    def post_run_cell(self, _result: Any) -> None:
+        """IPython ``post_run_cell`` handler: send the mirror if the cell changed the run."""
+        if self.depth or not self._dirty or self._run is None:
+            return
+        self._dirty = False
+        cell_id, cell = self._cell if self._cell is not None else (self.cell_id, None)
+        notebook = self._shown_mirror
+        if notebook is None or notebook["version"] != self._run.version:
+            notebook, _ = mirrors(self._run, None, None)
+        self.channel.send({"v": 1, "notebook": notebook, "cell_id": cell_id, "cell": cell})
+
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """Mark a cell that a magic runs inside the current one (its events are not cells)."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    # -- outputs ---------------------------------------------------------------------------
+    def show(self, output: Output, *, source: str | None = None) -> None:
+        """Publish ``output`` as a display bundle carrying the events since the last one.
+
+        Args:
+            output: what to show.
+            source: the full text of the magic cell, when the output is about a step cell.
+
+        """
+        if self.config.verbosity == "quiet" and output.status in ("ok", "restored"):
+            output.lines = []
+        run = self._run
+        notebook = cell = None
+        if run is not None:
+            notebook, cell = mirrors(run, self.cell_id, source)
+            self._shown_mirror = notebook
+            if source is not None:
+                self._cell = (self.cell_id, cell)
+        events, self._events = self._events, []
+        data, metadata = build_bundle(
+            output,
+            events=events,
+            notebook_mirror=notebook,
+            cell_mirror=cell,
+            run_id=run.id if run is not None else None,
+        )
+        self.shell.display_pub.publish(data=data, metadata=metadata)
+
+    def show_view(self, run: Run) -> bool:
+        """Show the interactive ``RunView`` when enabled and a widget frontend is there."""
+        if not self.config.widgets:
+            return False
+        try:
+            from skillnb.jupyter.progress import has_widget_frontend
+            from skillnb.jupyter.widgets import show_run
+        except ImportError:  # ipywidgets missing or the view not installed: text instead
+            return False
+        if not has_widget_frontend(self.shell):
+            return False
+        show_run(run)
+        return True
+
+    def close(self) -> None:
+        """Release the run, the comm and the settings observer (``%unload_ext``)."""
+        self.close_run()
+        self.channel.close()
+        self.config.unobserve(self._settings_changed, names=["state_dir", "user", "memory"])

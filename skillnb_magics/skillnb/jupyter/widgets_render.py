@@ -1,0 +1,299 @@
+"""The run at a glance as escaped HTML fragments (Jupyter edge).
+
+Everything here is a pure function of the dictionary that :meth:`skillnb.run.Run.describe`
+returns: :class:`skillnb.jupyter.widgets.RunView` shows these fragments in its sections, and
+:func:`render_html` is the view's ``text/html`` form where no widget frontend runs (VS Code
+without widgets, nbconvert). The plain-text form is in :mod:`skillnb.jupyter.widgets_text`.
+
+Every piece of run data goes through :func:`html.escape`: facts and gate messages can hold
+LLM output, including markup and ``<script>``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "STATUS_COLOURS",
+    "STATUS_MARKS",
+    "batches_html",
+    "chips_html",
+    "clip",
+    "facts_html",
+    "gate_status",
+    "header_html",
+    "history_html",
+    "history_line",
+    "mermaid_markdown",
+    "next_html",
+    "pending_html",
+    "render_html",
+    "report_html",
+    "states_html",
+]
+
+View = Mapping[str, Any]
+
+STATUS_COLOURS: Mapping[str, str] = {
+    "passing": "#2e7d32",
+    "warning": "#b26a00",
+    "blocked": "#c62828",
+    "unknown": "#616161",
+}
+"""The colour of a transition (or gate) by gate status."""
+
+STATUS_MARKS: Mapping[str, str] = {"passing": "✓", "warning": "!", "blocked": "✗", "unknown": "?"}
+"""The mark of a transition (or gate) by gate status, in plain text."""
+
+_PREVIEW = 80
+_RUN_CREATED = re.compile(r"^run \S+ created$")
+
+
+def clip(text: object, limit: int = _PREVIEW) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _e(text: object, limit: int | None = None) -> str:
+    """Escaped (and optionally clipped) text for HTML."""
+    return html.escape(clip(text, limit) if limit else str(text), quote=True)
+
+
+def gate_status(passed: bool | None, severity: str) -> str:
+    """Classify one gate result: ``passing``, ``warning``, ``blocked`` or ``unknown``."""
+    if passed is None:
+        return "unknown"
+    if passed:
+        return "passing"
+    return "warning" if severity == "warn" else "blocked"
+
+
+def _gate_colour(result: Mapping[str, Any]) -> str:
+    return STATUS_COLOURS[gate_status(result.get("passed"), str(result.get("severity")))]
+
+
+def history_line(entry: Mapping[str, Any]) -> str:
+    """Return a history summary without the run id (it is not deterministic)."""
+    summary = str(entry.get("summary", ""))
+    return "run created" if _RUN_CREATED.match(summary) else summary
+
+
+_BOX = "font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.45"
+_H = "margin:8px 0 4px 0;font-size:13px;font-weight:600"
+_TABLE = "border-collapse:collapse;font-size:12px"
+_CELL = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #ddd"
+
+
+def _badge(text: str, colour: str) -> str:
+    return (
+        f'<span style="display:inline-block;padding:0 6px;border-radius:8px;color:#fff;'
+        f'background:{colour};font-size:11px">{html.escape(text)}</span>'
+    )
+
+
+def header_html(view: View) -> str:
+    """Render the title line: workflow, current state, version."""
+    workflow = view.get("workflow")
+    if not workflow:
+        version = int(view.get("version", 0))
+        return f'<div style="{_BOX}"><b>SKILL.nb run</b> (no workflow) · v{version}</div>'
+    state = view.get("state")
+    return (
+        f'<div style="{_BOX}"><b>SKILL.nb</b> · workflow <b>{_e(workflow)}</b> · state '
+        f'<span class="skillnb-current-state" style="font-weight:600;color:#1565c0">'
+        f"{_e(state)}</span> · v{int(view.get('version', 0))}</div>"
+    )
+
+
+def states_html(view: View) -> str:
+    """Render the states as chips (current highlighted, visited marked) and the moves out."""
+    chips = chips_html(view)
+    return chips + next_html(view) if chips else ""
+
+
+def chips_html(view: View) -> str:
+    """Render the states as chips, the current one highlighted and the visited ones marked.
+
+    This is the built-in rendering of the state machine, used where mermaid is not drawn.
+    """
+    states: Sequence[str] = view.get("states") or []
+    if not states:
+        return ""
+    visited = set(view.get("visited") or [])
+    current = view.get("state")
+    chips = []
+    for s in states:
+        if s == current:
+            style = "background:#1565c0;color:#fff;border-color:#1565c0;font-weight:600"
+            cls = "skillnb-state skillnb-state-current"
+        elif s in visited:
+            style = "background:#e3f2fd;color:#0d47a1;border-color:#90caf9"
+            cls = "skillnb-state skillnb-state-visited"
+        else:
+            style = "background:#fff;color:#555;border-color:#bbb"
+            cls = "skillnb-state"
+        mark = "✓ " if s in visited and s != current else ""
+        chips.append(
+            f'<span class="{cls}" style="display:inline-block;margin:2px 4px 2px 0;'
+            f'padding:1px 8px;border:1px solid;border-radius:10px;{style}">{mark}{_e(s)}</span>'
+        )
+    return f'<div style="{_BOX}">{"".join(chips)}</div>'
+
+
+def next_html(view: View) -> str:
+    """Render the moves out of the current state, coloured by gate status, with failing gates."""
+    rows = []
+    for move in view.get("next") or []:
+        status = str(move.get("status", "unknown"))
+        colour = STATUS_COLOURS.get(status, STATUS_COLOURS["unknown"])
+        gates = "".join(
+            f'<li style="color:{_gate_colour(g)}">'
+            f"<b>{_e(g['gate'])}</b> ({_e(g['kind'])}): {_e(g.get('message', ''), 200)}</li>"
+            for g in move.get("gates") or []
+            if g.get("passed") is not True
+        )
+        rows.append(
+            f'<div class="skillnb-next skillnb-next-{_e(status)}" style="margin:2px 0">'
+            f'<span style="color:{colour};font-weight:600">{_e(move["trigger"])} → '
+            f"{_e(move['to'])}</span> {_badge(status, colour)}"
+            + (f'<ul style="margin:2px 0 2px 18px;padding:0">{gates}</ul>' if gates else "")
+            + "</div>"
+        )
+    return f'<div style="{_BOX}">{"".join(rows)}</div>' if rows else ""
+
+
+def report_html(view: View) -> str:
+    """Render the last recorded gate report, with each failure's reason."""
+    report = view.get("last_report")
+    if not report:
+        return ""
+    passed = bool(report.get("passed"))
+    verdict = _badge("passed" if passed else "blocked", STATUS_COLOURS[gate_status(passed, "")])
+    where = report.get("trigger") or report.get("key") or "cell"
+    rows = "".join(
+        f'<tr><td style="{_CELL};color:{_gate_colour(r)}">'
+        f"{STATUS_MARKS[gate_status(r.get('passed'), str(r.get('severity')))]}</td>"
+        f'<td style="{_CELL}"><b>{_e(r["gate"])}</b></td><td style="{_CELL}">{_e(r["kind"])}</td>'
+        f'<td style="{_CELL}">{_e(r["severity"])}</td>'
+        f'<td style="{_CELL}">{_e(r.get("message", ""), 300)}</td></tr>'
+        for r in report.get("results") or []
+    )
+    title = f"Last gate report: {_e(where)} in state {_e(report.get('state'))}"
+    table = f'<table style="{_TABLE}">{rows}</table>'
+    if report.get("state") != view.get("state"):  # history now: folded away
+        return (
+            f'<details class="skillnb-report skillnb-report-earlier" style="{_BOX}">'
+            f"<summary>{title} (earlier state) {verdict}</summary>{table}</details>"
+        )
+    return (
+        f'<div class="skillnb-report" style="{_BOX}"><div style="{_H}">{title} {verdict}</div>'
+        f"{table}</div>"
+    )
+
+
+def facts_html(view: View) -> str:
+    """Render the facts: key, kind, version and a clipped, escaped value."""
+    facts = view.get("facts") or []
+    if not facts:
+        return ""
+    rows = "".join(
+        f'<tr><td style="{_CELL}"><code>{_e(f["key"])}</code></td><td style="{_CELL}">'
+        f'{_e(f["kind"])}</td><td style="{_CELL}">v{int(f["version"])}</td>'
+        f'<td style="{_CELL}" title="{_e(f.get("at") or "")}">{_e(f.get("preview", ""), _PREVIEW)}'
+        + ("" if f.get("restorable", True) else " <i>(not restorable)</i>")
+        + "</td></tr>"
+        for f in facts
+    )
+    head = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("fact", "kind", "version", "value"))
+    return (
+        f'<div class="skillnb-facts" style="{_BOX}"><div style="{_H}">Facts</div>'
+        f'<table style="{_TABLE}"><tr>{head}</tr>{rows}</table></div>'
+    )
+
+
+def pending_html(view: View) -> str:
+    """Render pending approvals as a static list (the widget adds Approve/Reject buttons)."""
+    pending = view.get("pending") or []
+    if not pending:
+        return ""
+    items = "".join(
+        f"<li><b>{_e(p['gate'])}</b> for {_e(p.get('trigger'))}: {_e(p.get('message', ''), 200)}"
+        f" <small>(approve with <code>%skillnb approve {_e(p['gate'])}</code>)</small></li>"
+        for p in pending
+    )
+    return (
+        f'<div class="skillnb-pending" style="{_BOX}"><div style="{_H}">Pending approvals</div>'
+        f'<ul style="margin:2px 0 2px 18px;padding:0">{items}</ul></div>'
+    )
+
+
+def batches_html(view: View) -> str:
+    """Render batch progress (done/total with a thin bar) and uncertain steps."""
+    parts = []
+    for b in view.get("batches") or []:
+        total = int(b["total"]) or 1
+        pct = min(100, round(100 * int(b["done"]) / total))
+        parts.append(
+            f"<div>{_e(b['name'])}: {int(b['done'])}/{int(b['total'])} "
+            f'<span style="display:inline-block;width:120px;height:6px;background:#eee;'
+            f'vertical-align:middle"><span style="display:block;width:{pct}%;height:6px;'
+            f'background:#1565c0"></span></span></div>'
+        )
+    parts.extend(
+        f'<div style="color:{STATUS_COLOURS["warning"]}">uncertain step '
+        f"<code>{_e(u['key'])}</code>: started and never committed</div>"
+        for u in view.get("uncertain") or []
+    )
+    return f'<div style="{_BOX}">{"".join(parts)}</div>' if parts else ""
+
+
+def history_html(view: View, *, n: int = 20) -> str:
+    """Render the recent history, newest last, folded in a ``<details>`` element."""
+    recent = list(view.get("history") or [])[-n:]
+    if not recent:
+        return ""
+    items = "".join(
+        f'<li title="{_e(h.get("at") or "")}">v{int(h["seq"])} · {_e(history_line(h), 160)}</li>'
+        for h in recent
+    )
+    return (
+        f'<details style="{_BOX}"><summary>History (last {len(recent)})</summary>'
+        f'<ul style="margin:2px 0 2px 18px;padding:0;font-size:12px">{items}</ul></details>'
+    )
+
+
+def mermaid_markdown(source: str, *, direction: str | None = None) -> str:
+    """Put ``source`` in a mermaid code fence longer than any backtick run inside it.
+
+    Args:
+        source: a mermaid diagram.
+        direction: ``LR``, ``TB``, ... for a ``stateDiagram`` that sets none.
+
+    """
+    lines = source.splitlines()
+    if direction and lines and lines[0].startswith("stateDiagram"):
+        if not any(line.strip().startswith("direction ") for line in lines):
+            lines.insert(1, f"    direction {direction}")
+        source = "\n".join(lines)
+    longest = max((len(m) for m in re.findall(r"`+", source)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}mermaid\n{source.rstrip()}\n{fence}\n"
+
+
+def render_html(view: View) -> str:
+    """Render the whole run as one static, escaped HTML fragment (the widget-less fallback)."""
+    sections = (
+        header_html(view),
+        states_html(view),
+        pending_html(view),
+        report_html(view),
+        facts_html(view),
+        batches_html(view),
+        history_html(view),
+    )
+    body = "".join(s for s in sections if s)
+    return f'<div class="skillnb-run-static">{body}</div>'

@@ -1,0 +1,29 @@
+"""The jupyter_server extension behind the JupyterLab panel (server edge layer).
+
+It serves the run of a notebook from its sidecar, so the SKILL.nb side panel shows a run
+before any kernel starts, and records approvals and milestones from the panel and the
+toolbar. Enabled by ``etc/jupyter/jupyter_server_config.d/skillnb.json``, which the wheel
+installs; routes are listed in :mod:`skillnb.server.handlers`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["_jupyter_server_extension_points", "_load_jupyter_server_extension"]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Where jupyter_server finds this extension."""
+    return [{"module": "skillnb.server"}]
+
+
+def _load_jupyter_server_extension(server_app: Any) -> None:
+    """Register the routes on ``server_app`` (called once by jupyter_server)."""
+    from skillnb.server.handlers import setup_handlers
+    from skillnb.server.runs import RunRegistry
+
+    root = Path(server_app.root_dir).expanduser()
+    setup_handlers(server_app.web_app, RunRegistry(root))
+    server_app.log.info("SKILL.nb server extension serves runs under %s", root)

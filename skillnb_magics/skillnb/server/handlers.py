@@ -1,0 +1,195 @@
+"""HTTP handlers of the SKILL.nb server extension (server edge).
+
+Routes, under the server's base URL::
+
+    GET  /skillnb/api/run?path=NB         run.describe() of the notebook's run (404: no sidecar)
+    GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null}, for polling
+    POST /skillnb/api/approve             {path, gate, by?, note?}
+    POST /skillnb/api/reject              {path, gate, by?, note?}
+    POST /skillnb/api/milestone           {path, name}
+
+Every handler uses the server's own authentication and authorization (resource
+``contents``: reading a run is a read, deciding or recording is a write). Errors answer
+``{"error": "..."}`` with a status that says what went wrong. The handlers only validate
+and translate; the run does the work.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+
+from skillnb.errors import ApprovalError, ConflictError, SkillnbError, StoreCorrupted
+from skillnb.server.paths import PathRefused
+from skillnb.server.runs import NoRun, RunRegistry
+
+__all__ = ["ROUTES", "setup_handlers"]
+
+_MAX_NAME = 200
+_MAX_NOTE = 10_000
+_ANONYMOUS = re.compile(r"^Anonymous \w+$")
+
+
+class BadRequest(Exception):
+    """The request body or query is malformed (answered with 400)."""
+
+
+def _status_for(error: Exception) -> int:
+    if isinstance(error, PathRefused):
+        return error.status
+    if isinstance(error, BadRequest):
+        return 400
+    if isinstance(error, NoRun):
+        return 404
+    if isinstance(error, ApprovalError | ConflictError):
+        return 409
+    if isinstance(error, StoreCorrupted):
+        return 500
+    return 400
+
+
+class _RunHandler(APIHandler):
+    """Shared plumbing: the registry, JSON answers and error translation."""
+
+    auth_resource = "contents"
+
+    def initialize(self, registry: RunRegistry) -> None:
+        """Receive the registry (tornado calls this with the route's keyword arguments)."""
+        self.registry = registry
+
+    async def answer(self, work: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        """Run ``work`` and answer its result, or the error it raised, as JSON."""
+        try:
+            body = await work()
+        except (PathRefused, BadRequest, SkillnbError) as error:
+            message = error.message if isinstance(error, PathRefused) else str(error)
+            self.set_status(_status_for(error))
+            self.finish(json.dumps({"error": message, "type": type(error).__name__}))
+            return
+        self.finish(json.dumps(body))
+
+    def query_path(self) -> str:
+        """Return the ``path`` query argument."""
+        return str(self.get_query_argument("path", default=""))
+
+    def body(self) -> dict[str, Any]:
+        """Return the JSON object in the request body."""
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except (ValueError, UnicodeDecodeError) as error:
+            raise BadRequest(f"the body is not JSON: {error}") from error
+        if not isinstance(data, dict):
+            raise BadRequest("the body must be a JSON object")
+        return data
+
+    def user_name(self) -> str | None:
+        """Return the server user's name, or None for an anonymous placeholder identity."""
+        user = self.current_user
+        name = getattr(user, "name", None) or getattr(user, "username", None)
+        if not isinstance(name, str) or not name or _ANONYMOUS.match(name):
+            return None  # the run then uses its own default ($SKILLNB_USER or the OS user)
+        return name
+
+
+def _text(data: dict[str, Any], key: str, *, required: bool, limit: int) -> str | None:
+    value = data.get(key)
+    if value is None or (isinstance(value, str) and not value.strip() and not required):
+        if required:
+            raise BadRequest(f"{key!r} is required")
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"{key!r} must be a string")
+    value = value.strip()
+    if required and not value:
+        raise BadRequest(f"{key!r} must not be empty")
+    if len(value) > limit:
+        raise BadRequest(f"{key!r} is longer than {limit} characters")
+    return value
+
+
+class DescribeHandler(_RunHandler):
+    """``GET /skillnb/api/run?path=``: the run at a glance."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """Answer ``run.describe()``."""
+        await self.answer(lambda: self.registry.describe(self.query_path()))
+
+
+class VersionHandler(_RunHandler):
+    """``GET /skillnb/api/version?path=``: whether a run exists, and its version."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """Answer ``{"exists", "version"}``."""
+        await self.answer(lambda: self.registry.version(self.query_path()))
+
+
+class DecisionHandler(_RunHandler):
+    """``POST /skillnb/api/approve`` and ``/reject``: decide a pending approval."""
+
+    def initialize(self, registry: RunRegistry, verdict: str = "approve") -> None:
+        """Receive the registry and whether this route approves or rejects."""
+        super().initialize(registry)
+        self.verdict = verdict
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        """Record the decision; ``by`` defaults to the server's user."""
+
+        async def work() -> dict[str, Any]:
+            data = self.body()
+            path = _text(data, "path", required=True, limit=4096) or ""
+            gate = _text(data, "gate", required=True, limit=_MAX_NAME) or ""
+            by = _text(data, "by", required=False, limit=_MAX_NAME) or self.user_name()
+            note = _text(data, "note", required=False, limit=_MAX_NOTE)
+            return await self.registry.decide(path, self.verdict, gate, by, note)
+
+        await self.answer(work)
+
+
+class MilestoneHandler(_RunHandler):
+    """``POST /skillnb/api/milestone``: record a named checkpoint."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        """Record ``run.milestone(name)``."""
+
+        async def work() -> dict[str, Any]:
+            data = self.body()
+            path = _text(data, "path", required=True, limit=4096) or ""
+            name = _text(data, "name", required=True, limit=_MAX_NAME) or ""
+            return await self.registry.milestone(path, name)
+
+        await self.answer(work)
+
+
+ROUTES: list[tuple[str, type[_RunHandler], dict[str, str]]] = [
+    ("skillnb/api/run", DescribeHandler, {}),
+    ("skillnb/api/version", VersionHandler, {}),
+    ("skillnb/api/approve", DecisionHandler, {"verdict": "approve"}),
+    ("skillnb/api/reject", DecisionHandler, {"verdict": "reject"}),
+    ("skillnb/api/milestone", MilestoneHandler, {}),
+]
+"""Route (relative to the base URL), handler class and extra handler arguments."""
+
+
+def setup_handlers(web_app: Any, registry: RunRegistry) -> None:
+    """Add the SKILL.nb routes to the server's tornado application."""
+    base_url = web_app.settings["base_url"]
+    handlers = [
+        (url_path_join(base_url, route), handler, {"registry": registry, **extra})
+        for route, handler, extra in ROUTES
+    ]
+    web_app.add_handlers(".*$", handlers)

@@ -1,0 +1,185 @@
+"""The runs the server extension serves, opened from their sidecars (server edge).
+
+:class:`RunRegistry` is the one object the HTTP handlers call. It keeps recently used runs
+open (a run catches up with other writers cheaply on each read) and performs every run
+operation on one worker thread: file I/O with ``fsync`` stays off the server's event loop,
+and operations on one run object never overlap. It never creates a sidecar: a notebook
+without one is reported as missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from skillnb.errors import SkillnbError
+from skillnb.server.paths import ensure_inside, resolve_notebook
+
+if TYPE_CHECKING:
+    from skillnb.core.records import Approval, Event
+
+__all__ = ["NoRun", "RunLike", "RunRegistry"]
+
+T = TypeVar("T")
+
+_CACHE_SIZE = 16
+
+
+class RunLike(Protocol):
+    """What the registry uses of :class:`skillnb.run.Run`."""
+
+    @property
+    def version(self) -> int:
+        """The latest committed version."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Return the run at a glance (JSON-safe)."""
+        ...
+
+    def approve(self, gate: str, by: str | None = None, note: str | None = None) -> Approval:
+        """Approve the open request of ``gate``."""
+        ...
+
+    def reject(self, gate: str, by: str | None = None, note: str | None = None) -> Approval:
+        """Reject the open request of ``gate``."""
+        ...
+
+    def milestone(self, name: str) -> Event:
+        """Record a named checkpoint."""
+        ...
+
+
+class NoRun(SkillnbError):
+    """The notebook has no sidecar, so there is no run to show or change."""
+
+    def __init__(self, request_path: str) -> None:
+        super().__init__(
+            f"no SKILL.nb run for {request_path!r} yet: run `%load_ext skillnb` in the "
+            "notebook and formalize a first fact"
+        )
+
+
+def _default_open(notebook: Path) -> RunLike:
+    from skillnb.run import open_run
+
+    return open_run(notebook)
+
+
+def _default_exists(notebook: Path) -> bool:
+    from skillnb.run import sidecar_exists
+
+    return sidecar_exists(notebook)
+
+
+def _default_sidecar_dir(notebook: Path) -> Path:
+    from skillnb.store import sidecar_dir_for
+
+    return sidecar_dir_for(notebook)
+
+
+@dataclass(frozen=True)
+class RunAccess:
+    """How the registry reaches runs; the defaults use :mod:`skillnb.run`."""
+
+    open: Callable[[Path], RunLike] = _default_open
+    """Open the existing run of a notebook."""
+    exists: Callable[[Path], bool] = _default_exists
+    """True when the notebook has a sidecar."""
+    sidecar_dir: Callable[[Path], Path] = _default_sidecar_dir
+    """The notebook's sidecar folder (checked to stay inside the root)."""
+
+
+class RunRegistry:
+    """Opens, caches and operates the runs of notebooks under one server root.
+
+    Args:
+        root: the server's root directory; no path outside it is ever opened.
+        access: how runs are opened (injectable for tests).
+        cache_size: how many runs stay open.
+
+    """
+
+    def __init__(
+        self, root: Path, *, access: RunAccess | None = None, cache_size: int = _CACHE_SIZE
+    ) -> None:
+        self.root = root
+        self._access = access or RunAccess()
+        self._cache: OrderedDict[Path, RunLike] = OrderedDict()
+        self._cache_size = cache_size
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillnb-runs")
+
+    async def call(self, operation: Callable[[], T]) -> T:
+        """Run ``operation`` on the registry's worker thread and return its result."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, operation)
+
+    # Each public method validates the path, then does its work on the worker thread.
+    async def describe(self, request_path: str) -> dict[str, Any]:
+        """``run.describe()`` of the notebook's run."""
+        return await self.call(partial(self._describe, request_path))
+
+    async def version(self, request_path: str) -> dict[str, Any]:
+        """``{"exists": bool, "version": int | None}``, cheap enough to poll."""
+        return await self.call(partial(self._version, request_path))
+
+    async def decide(
+        self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
+    ) -> dict[str, Any]:
+        """Approve or reject (``verdict``) the open request of ``gate``."""
+        return await self.call(partial(self._decide, request_path, verdict, gate, by, note))
+
+    async def milestone(self, request_path: str, name: str) -> dict[str, Any]:
+        """Record a milestone named ``name``."""
+        return await self.call(partial(self._milestone, request_path, name))
+
+    def close(self) -> None:
+        """Forget the open runs and stop the worker thread."""
+        self._cache.clear()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- worker-thread side ---------------------------------------------------------------
+    def _run(self, request_path: str) -> RunLike:
+        notebook = resolve_notebook(self.root, request_path)
+        ensure_inside(self.root, self._access.sidecar_dir(notebook))
+        if not self._access.exists(notebook):
+            self._cache.pop(notebook, None)
+            raise NoRun(request_path)
+        run = self._cache.get(notebook)
+        if run is None:
+            run = self._access.open(notebook)
+            self._cache[notebook] = run
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(notebook)
+        return run
+
+    def _describe(self, request_path: str) -> dict[str, Any]:
+        return self._run(request_path).describe()
+
+    def _version(self, request_path: str) -> dict[str, Any]:
+        try:
+            run = self._run(request_path)
+        except NoRun:
+            return {"exists": False, "version": None}
+        return {"exists": True, "version": run.version}
+
+    def _decide(
+        self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
+    ) -> dict[str, Any]:
+        run = self._run(request_path)
+        decide = run.approve if verdict == "approve" else run.reject
+        approval = decide(gate, by=by, note=note)
+        return {"version": run.version, "approval": approval.model_dump(mode="json")}
+
+    def _milestone(self, request_path: str, name: str) -> dict[str, Any]:
+        run = self._run(request_path)
+        event = run.milestone(name)
+        return {"version": run.version, "event": event.model_dump(mode="json")}

@@ -1,0 +1,129 @@
+"""Encoders for numpy arrays and pandas DataFrames/Series, used only when loaded (store layer).
+
+Neither library is imported to *encode*: a value can only be a numpy array if the program
+already imported numpy, so :meth:`accepts` looks in ``sys.modules``. Decoding imports the
+library (a fixed name, never one read from data) because the stored value says it is needed.
+
+* ``numpy``: ``{"dtype": "<f8", "shape": [2, 3], "data": [[...], ...]}`` for booleans, integers,
+  floats and unicode text (``"scalar": true`` for a numpy scalar). Non-finite floats are kept as
+  the strings ``"nan"``, ``"inf"``, ``"-inf"``. Object, complex and date dtypes are declined.
+* ``pandas``: ``{"kind": "DataFrame" | "Series", "table": <to_json(orient="table")>}``; the
+  table schema keeps column types and the index, and missing values come back as NaN.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import math
+import sys
+from typing import Any
+
+from skillnb.store.encoders import Encoder, dumps
+
+__all__ = ["array_encoders"]
+
+_KINDS = "biufU"  # bool, signed, unsigned, float, unicode
+_NON_FINITE = {"nan", "inf", "-inf"}
+
+
+def _loaded(module: str) -> Any:
+    return sys.modules.get(module)
+
+
+def _keep_non_finite(data: Any) -> Any:
+    if isinstance(data, list):
+        return [_keep_non_finite(x) for x in data]
+    if isinstance(data, float) and not math.isfinite(data):
+        return repr(data)
+    return data
+
+
+def _restore_non_finite(data: Any) -> Any:
+    if isinstance(data, list):
+        return [_restore_non_finite(x) for x in data]
+    if isinstance(data, str) and data in _NON_FINITE:
+        return float(data)
+    return data
+
+
+class _NumpyEncoder(Encoder):
+    """Numpy arrays and scalars of plain dtypes."""
+
+    name = "numpy"
+
+    def accepts(self, value: object) -> bool:
+        np = _loaded("numpy")
+        return np is not None and isinstance(value, np.ndarray | np.generic)
+
+    def encode(self, value: object) -> Any:
+        np = _loaded("numpy")
+        array = np.asarray(value)
+        if array.dtype.kind not in _KINDS:
+            raise TypeError(f"numpy dtype {array.dtype} has no JSON form")
+        data = array.tolist()
+        if array.dtype.kind == "f":
+            data = _keep_non_finite(data)
+        stored = {"dtype": array.dtype.str, "shape": list(array.shape), "data": data}
+        if isinstance(value, np.generic):
+            stored["scalar"] = True
+        return stored
+
+    def decode(self, stored: Any) -> object:
+        np = importlib.import_module("numpy")
+        dtype = np.dtype(stored["dtype"])
+        if dtype.kind not in _KINDS:
+            raise ValueError(f"unexpected numpy dtype {dtype}")
+        data = stored["data"]
+        if dtype.kind == "f":
+            data = _restore_non_finite(data)
+        array = np.array(data, dtype=dtype).reshape(tuple(stored["shape"]))
+        return array[()] if stored.get("scalar") else array
+
+    def preview(self, value: object, stored: Any) -> str:
+        if stored.get("scalar"):
+            return repr(value)
+        shape = "x".join(str(n) for n in stored["shape"])
+        return f"ndarray {shape} {stored['dtype']}: {dumps(stored['data'])}"
+
+
+class _PandasEncoder(Encoder):
+    """Pandas DataFrames and Series, through pandas' table-schema JSON."""
+
+    name = "pandas"
+
+    def accepts(self, value: object) -> bool:
+        pd = _loaded("pandas")
+        return pd is not None and isinstance(value, pd.DataFrame | pd.Series)
+
+    def encode(self, value: object) -> Any:
+        data: Any = value  # a DataFrame or Series (checked by accepts)
+        table = json.loads(data.to_json(orient="table", date_format="iso"))
+        if isinstance(data, _loaded("pandas").Series):
+            name = data.name if data.name is None or isinstance(data.name, str | int) else None
+            return {"kind": "Series", "name": name, "table": table}
+        return {"kind": "DataFrame", "table": table}
+
+    def decode(self, stored: Any) -> object:
+        pd = importlib.import_module("pandas")
+        kind = stored["kind"]
+        if kind not in ("DataFrame", "Series"):
+            raise ValueError(f"unexpected pandas kind {kind!r}")
+        frame = pd.read_json(io.StringIO(dumps(stored["table"])), orient="table")
+        if kind == "DataFrame":
+            return frame
+        return frame.iloc[:, 0].rename(stored.get("name"))
+
+    def preview(self, value: object, stored: Any) -> str:
+        data: Any = value
+        if stored["kind"] == "Series":
+            return f"Series {data.name!r} ({len(data)} values, {data.dtype})"
+        rows, cols = data.shape
+        names = ", ".join(str(c) for c in list(data.columns)[:8])
+        return f"DataFrame {rows}x{cols} [{names}]"
+
+
+def array_encoders() -> list[Encoder]:
+    """Return fresh instances of the numpy and pandas encoders."""
+    return [_NumpyEncoder(), _PandasEncoder()]

@@ -1,0 +1,68 @@
+"""Running a magic's body through the shell and catching its value."""
+
+from __future__ import annotations
+
+import pytest
+from shellkit import RaisingShell
+
+from skillnb.jupyter import cellexec
+
+
+@pytest.fixture
+def shell(bare_shell: RaisingShell) -> RaisingShell:
+    bare_shell.depth = 1  # behave like a cell that a magic runs inside another cell
+    return bare_shell
+
+
+def test_last_expression_is_returned_and_still_displayed(shell: RaisingShell) -> None:
+    value = cellexec.execute(shell, "x = 20\nx * 2 + 2", capture="last")
+    assert value == 42
+    assert shell.user_ns["x"] == 20
+    assert shell.user_ns["_"] == 42  # the display hook saw it, as in a plain cell
+    assert "_skillnb_cell_value_" not in shell.user_ns
+
+
+def test_a_semicolon_mutes_the_display_but_not_the_value(shell: RaisingShell) -> None:
+    shell.user_ns["_"] = "before"
+    assert cellexec.execute(shell, "[1, 2];", capture="last") == [1, 2]
+    assert shell.user_ns["_"] == "before"
+
+
+def test_the_transformer_is_removed_afterwards(shell: RaisingShell) -> None:
+    before = list(shell.ast_transformers)
+    cellexec.execute(shell, "1", capture="last")
+    assert shell.ast_transformers == before
+
+
+def test_var_and_stdout(shell: RaisingShell, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cellexec.execute(shell, "y = {'a': 1}\n'ignored'", capture="last", var="y") == {"a": 1}
+    printed = cellexec.execute(shell, "print('hello')\nprint('world')", capture="stdout")
+    assert printed == "hello\nworld\n"
+    assert "hello\nworld" in capsys.readouterr().out  # still shown
+
+
+def test_missing_var_is_an_error(shell: RaisingShell) -> None:
+    with pytest.raises(cellexec.NoValue, match="'nope'"):
+        cellexec.execute(shell, "x = 1", var="nope")
+
+
+def test_the_cells_error_is_raised_after_the_shell_showed_it(shell: RaisingShell) -> None:
+    with pytest.raises(ZeroDivisionError):
+        cellexec.execute(shell, "1 / 0", capture="last")
+    with pytest.raises(SyntaxError):
+        cellexec.execute(shell, "1 +", capture="last")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("1 + 1", True),
+        ("x = 1", False),
+        ("x = 1\nx", True),
+        ("%time 1", True),
+        ("1 +", None),
+        ("", False),
+    ],
+)
+def test_ends_with_expression(shell: RaisingShell, body: str, expected: bool | None) -> None:
+    assert cellexec.ends_with_expression(shell, body) is expected

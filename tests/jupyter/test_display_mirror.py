@@ -1,0 +1,150 @@
+"""Display bundles (deterministic, escaped) and the metadata mirror sent over the comm."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from shellkit import FakeChannel, RaisingShell, cell, last
+
+from skillnb.core.records import Event
+from skillnb.jupyter.display import MIME, Output, build_bundle
+from skillnb.jupyter.extension import current_run, current_session
+from skillnb.jupyter.mirror import MIRROR_TARGET, MirrorChannel
+
+SCRIPT = "<script>alert('x')</script>"
+
+
+def _event(seq: int, at: datetime) -> Event:
+    return Event(seq=seq, type="milestone.recorded", at=at, data={"name": "m", "facts": {}})
+
+
+def test_plain_and_html_do_not_change_with_time_or_run() -> None:
+    output = Output("milestone", "ok", "🏁 m", ["at version 3"], key="m")
+    early = datetime(2026, 1, 1, tzinfo=UTC)
+    late = datetime(2026, 6, 1, tzinfo=UTC)
+    data1, meta1 = build_bundle(
+        output, events=[_event(3, early)], run_id="aaa", clock=lambda: early
+    )
+    data2, meta2 = build_bundle(output, events=[_event(3, late)], run_id="bbb", clock=lambda: late)
+    assert data1["text/plain"] == data2["text/plain"] == "🏁 m\nat version 3"
+    assert data1["text/html"] == data2["text/html"]
+    assert meta1[MIME] == {"run_id": "aaa", "at": early.isoformat()}
+    assert meta2[MIME]["run_id"] == "bbb"
+    payload = data1[MIME]
+    assert {k: payload[k] for k in ("v", "kind", "badge", "status", "key", "trigger")} == {
+        "v": 1,
+        "kind": "milestone",
+        "badge": "🏁 m",
+        "status": "ok",
+        "key": "m",
+        "trigger": None,
+    }
+    assert payload["events"] == [_event(3, early).model_dump(mode="json")]
+    assert payload["event"] == payload["events"][-1]
+    assert payload["mirror"] is None
+
+
+def test_every_piece_of_text_is_escaped_in_html() -> None:
+    data, _ = build_bundle(Output("facts", "ok", SCRIPT, [SCRIPT, "a & b"]))
+    assert "<script>" not in data["text/html"]
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in data["text/html"]
+    assert "a &amp; b" in data["text/html"]
+    assert data["text/plain"] == f"{SCRIPT}\n{SCRIPT}\na & b"
+
+
+def test_a_fact_holding_markup_is_escaped_in_every_output(ip: RaisingShell) -> None:
+    cell(ip, f"%%formalize reply\n{SCRIPT!r}")
+    cell(ip, f"%%formalize reply\n{SCRIPT!r}")  # restored
+    cell(ip, "%skillnb facts")
+    cell(ip, "%skillnb history")
+    cell(ip, "%resume")
+    shown = [o["data"] for o in ip.display_pub.outputs if "text/html" in o["data"]]
+    assert len(shown) >= 5
+    for data in shown:
+        assert "<script>" not in data["text/html"]
+
+
+def _fake_channel(ip: RaisingShell) -> FakeChannel:
+    session = current_session(ip)
+    assert session is not None
+    channel = FakeChannel()
+    session.channel = channel  # type: ignore[assignment]
+    return channel
+
+
+def test_a_cell_that_changes_the_run_sends_one_mirror_message(ip: RaisingShell) -> None:
+    channel = _fake_channel(ip)
+    cell(ip, "%%formalize budget --kind decision\n5000", cell_id="cell-7")
+    (message,) = channel.messages
+    run = current_run(ip)
+    assert message["v"] == 1
+    assert message["cell_id"] == "cell-7"
+    assert message["notebook"]["run_id"] == run.id
+    assert message["notebook"]["facts"]["budget"] == {
+        "version": 1,
+        "kind": "decision",
+        "cell_id": "cell-7",
+        "preview": "5000",
+    }
+    assert message["cell"]["step"] == "budget"
+    assert message["cell"]["status"] == "committed"
+    bundle = last(ip)[MIME]
+    assert bundle["mirror"]["notebook"] == message["notebook"]
+    cell(ip, "1 + 1")  # nothing changed: nothing sent
+    assert len(channel.messages) == 1
+    cell(ip, "from skillnb.jupyter.extension import current_run\ncurrent_run().formalize('x', 1)")
+    assert len(channel.messages) == 2
+    assert channel.messages[-1]["cell"] is None
+    assert channel.messages[-1]["notebook"]["facts"]["x"]["version"] == 1
+
+
+def test_the_gate_cell_mirror_names_its_status(ip: RaisingShell) -> None:
+    channel = _fake_channel(ip)
+    cell(ip, "%%gate --name ship --approval 'Go?' --on-block skip\n1\n", cell_id="g1")
+    message = channel.messages[-1]
+    assert message["cell_id"] == "g1"
+    assert message["cell"]["status"] == "waiting"
+    assert message["notebook"]["pending"][0]["gate"] == "ship.approval"
+
+
+class _Comm:
+    def __init__(self, **kwargs: Any) -> None:
+        self.opened = kwargs
+        self.sent: list[dict[str, Any]] = []
+        self._closed = False
+
+    def send(self, data: dict[str, Any]) -> None:
+        self.sent.append(data)
+
+    def close(self) -> None:
+        self._closed = True
+
+
+def test_channel_opens_lazily_and_reopens_when_the_frontend_closed_it() -> None:
+    made: list[_Comm] = []
+
+    def create(**kwargs: Any) -> _Comm:
+        made.append(_Comm(**kwargs))
+        return made[-1]
+
+    channel = MirrorChannel(create)
+    assert made == []
+    channel.send({"n": 1})
+    channel.send({"n": 2})
+    assert made[0].opened == {"target_name": MIRROR_TARGET, "data": {"n": 1}}
+    assert made[0].sent == [{"n": 2}]
+    made[0]._closed = True  # no frontend registered the target
+    channel.send({"n": 3})
+    assert len(made) == 2
+    assert made[1].opened["data"] == {"n": 3}
+    channel.close()
+    assert made[1]._closed
+    assert channel.sent == 3
+
+
+def test_without_a_frontend_the_default_comm_is_harmless(ip: RaisingShell) -> None:
+    session = current_session(ip)
+    assert session is not None
+    cell(ip, "%%formalize a\n1")
+    assert session.channel.sent == 1  # type: ignore[union-attr]

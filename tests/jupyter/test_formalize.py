@@ -1,0 +1,191 @@
+"""``%%formalize``: record once, restore after, recompute on edit or ``--force``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from IPython.core.error import UsageError
+from shellkit import RaisingShell, bundles, cell, last
+
+from skillnb.errors import UncertainStep
+from skillnb.jupyter.extension import current_run
+from skillnb.jupyter.magics import FACT_KINDS, SkillnbMagics, formalize_source_hash
+
+MIME = "application/vnd.skillnb.v1+json"
+COUNTED = "%%formalize budget --kind decision\ncalls.append(1)\n4000 + 1000\n"
+
+
+@pytest.fixture
+def counted(ip: RaisingShell) -> RaisingShell:
+    ip.user_ns["calls"] = []
+    return ip
+
+
+def test_fact_kinds_match_the_records() -> None:
+    from skillnb.core.records import FACT_KINDS as RECORD_KINDS
+
+    assert RECORD_KINDS == FACT_KINDS
+
+
+def test_records_the_last_expression(counted: RaisingShell) -> None:
+    cell(counted, COUNTED, cell_id="c1")
+    fact = current_run(counted).fact("budget")
+    assert fact is not None
+    assert (fact.value, fact.version, fact.kind, fact.cell_id) == (5000, 1, "decision", "c1")
+    assert counted.user_ns["budget"] == 5000
+    data = last(counted)
+    assert data["text/plain"] == "📌 budget v1\ndecision = 5000"
+    bundle = data[MIME]
+    assert (bundle["kind"], bundle["status"], bundle["key"]) == ("formalize", "ok", "budget")
+    assert [e["type"] for e in bundle["events"]] == [
+        "step.started",
+        "fact.formalized",
+        "step.committed",
+    ]
+    assert bundle["mirror"]["notebook"]["facts"]["budget"]["version"] == 1
+    assert bundle["mirror"]["cell"] == {
+        "step": "budget",
+        "version": 1,
+        "source_hash": fact.source_hash,
+        "status": "committed",
+    }
+
+
+def test_unchanged_cell_is_restored_not_run(counted: RaisingShell) -> None:
+    cell(counted, COUNTED)
+    del counted.user_ns["budget"]
+    cell(counted, COUNTED)
+    assert counted.user_ns["calls"] == [1]
+    assert counted.user_ns["budget"] == 5000
+    data = last(counted)
+    assert data[MIME]["status"] == "restored"
+    assert data["text/plain"].splitlines()[:2] == [
+        "↺ budget v1",
+        "restored v1 into `budget` (source unchanged; the cell did not run)",
+    ]
+    assert current_run(counted).fact("budget").version == 1  # type: ignore[union-attr]
+
+
+def test_whitespace_and_force_do_not_count_as_edits(counted: RaisingShell) -> None:
+    cell(counted, COUNTED)
+    cell(counted, COUNTED.replace("\n", "  \r\n") + "\n\n")
+    assert counted.user_ns["calls"] == [1]
+    assert formalize_source_hash("budget --force", "x") == formalize_source_hash("budget", "x")
+
+
+def test_force_recomputes(counted: RaisingShell) -> None:
+    cell(counted, COUNTED)
+    cell(counted, COUNTED.replace("decision", "decision --force"))
+    assert counted.user_ns["calls"] == [1, 1]
+    assert current_run(counted).fact("budget").version == 2  # type: ignore[union-attr]
+    cell(counted, COUNTED)  # --force removed again: the same cell, restored
+    assert counted.user_ns["calls"] == [1, 1]
+
+
+def test_edited_cell_runs_and_makes_a_new_version(counted: RaisingShell) -> None:
+    cell(counted, COUNTED)
+    cell(counted, COUNTED.replace("4000", "4500"))
+    assert counted.user_ns["calls"] == [1, 1]
+    fact = current_run(counted).fact("budget")
+    assert (fact.value, fact.version) == (5500, 2)  # type: ignore[union-attr]
+
+
+def test_a_cell_that_raises_records_nothing(counted: RaisingShell) -> None:
+    with pytest.raises(ZeroDivisionError) as caught:
+        cell(counted, "%%formalize ratio\ncalls.append(1)\n1 / 0\n")
+    assert caught.value._render_traceback_() == [  # type: ignore[attr-defined]
+        "⛔ formalize ratio: nothing recorded (the cell raised, see above)"
+    ]
+    run = current_run(counted)
+    assert run.fact("ratio") is None
+    assert run.snapshot.steps["formalize:ratio"].status == "failed"
+    assert "ZeroDivisionError" in str(run.snapshot.steps["formalize:ratio"].error)
+    assert "ratio" not in counted.user_ns
+    cell(counted, "%%formalize ratio\ncalls.append(1)\n1 / 2\n")  # fixed: runs, records
+    assert run.fact("ratio").value == 0.5  # type: ignore[union-attr]
+
+
+def test_var_and_stdout(ip: RaisingShell) -> None:
+    cell(ip, "%%formalize plan --var plan_text --kind summary\nplan_text = 'ship on friday'\n")
+    assert current_run(ip).fact("plan").value == "ship on friday"  # type: ignore[union-attr]
+    cell(ip, "%%formalize log --stdout\nprint('step 1 ok')\n")
+    assert current_run(ip).fact("log").value == "step 1 ok\n"  # type: ignore[union-attr]
+    del ip.user_ns["plan_text"]
+    cell(ip, "%%formalize plan --var plan_text --kind summary\nplan_text = 'ship on friday'\n")
+    assert ip.user_ns["plan_text"] == "ship on friday"  # restored under --var
+
+
+def test_a_var_the_cell_did_not_set_is_a_short_error(ip: RaisingShell) -> None:
+    with pytest.raises(Exception, match="did not set 'nope'") as caught:
+        cell(ip, "%%formalize x --var nope\ny = 1\n")
+    assert caught.value._render_traceback_()[0].startswith("⛔ NoValue")  # type: ignore[attr-defined]
+    assert current_run(ip).fact("x") is None
+
+
+def test_a_key_that_is_not_a_name_is_recorded_but_not_assigned(ip: RaisingShell) -> None:
+    cell(ip, "%%formalize report-2024\n'done'\n")
+    assert current_run(ip).fact("report-2024").value == "done"  # type: ignore[union-attr]
+    assert "report-2024" not in ip.user_ns
+
+
+def test_a_value_without_encoder_is_a_visible_warning(ip: RaisingShell) -> None:
+    cell(ip, "%%formalize thing\nobject()\n")
+    data = last(ip)
+    assert data[MIME]["status"] == "warning"
+    assert "cannot be restored" in data["text/plain"]
+    assert current_run(ip).fact("thing").restorable is False  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("%%formalize", "the following arguments are required: key"),
+        ("%%formalize x --bogus", "unrecognized arguments: --bogus"),
+        ("%%formalize x --kind opinion", "invalid choice: 'opinion'"),
+        ("%%formalize x --note 'unbalanced", "No closing quotation"),
+    ],
+)
+def test_bad_arguments_are_usage_errors(ip: RaisingShell, line: str, message: str) -> None:
+    ip.user_ns["calls"] = []
+    with pytest.raises(UsageError, match=message):
+        cell(ip, f"{line}\ncalls.append(1)\n1\n")
+    assert ip.user_ns["calls"] == []
+
+
+def test_a_cell_ending_with_a_statement_is_refused_before_running(counted: RaisingShell) -> None:
+    with pytest.raises(UsageError, match="last expression"):
+        cell(counted, "%%formalize x\ncalls.append(1)\ny = 2\n")
+    assert counted.user_ns["calls"] == []
+    assert not Path(".skillnb").exists()
+
+
+def test_help_lists_the_options(ip: RaisingShell) -> None:
+    doc = ip.find_cell_magic("formalize").__doc__
+    for option in ("--kind", "--var", "--stdout", "--force", "--idempotent", "--note"):
+        assert option in doc
+    assert SkillnbMagics.formalize.__doc__ == doc
+
+
+def test_a_crash_mid_cell_is_uncertain_until_cleared(ip: RaisingShell) -> None:
+    from skillnb.core.records import EventDraft
+
+    run = current_run(ip)
+    at = run.snapshot.created_at
+    assert at is not None
+    run.append_events([EventDraft(type="step.started", at=at, data={"key": "formalize:x"})])
+    with pytest.raises(UncertainStep) as caught:
+        cell(ip, "%%formalize x\n1\n")
+    assert "%skillnb clear formalize:x" in caught.value._render_traceback_()[0]  # type: ignore[attr-defined]
+    cell(ip, "%skillnb clear formalize:x")
+    cell(ip, "%%formalize x\n1\n")
+    assert run.fact("x").value == 1  # type: ignore[union-attr]
+    cell(ip, "%%formalize y --idempotent\n2\n")
+    assert len(bundles(ip)) >= 2
+
+
+def test_the_cells_own_warnings_are_shown_as_usual(ip: RaisingShell) -> None:
+    with pytest.warns(DeprecationWarning, match="old api"):
+        cell(ip, "%%formalize x\nimport warnings\nwarnings.warn('old api', DeprecationWarning)\n1")
+    assert last(ip)[MIME]["status"] == "ok"
+    assert "old api" not in last(ip)["text/plain"]

@@ -1,0 +1,43 @@
+"""Fixtures for the store tests: every backend behind one interface."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from skillnb.store import MemoryStore, SidecarStore, Store
+from skillnb.store.memory import MemoryData
+
+
+@dataclass
+class Backend:
+    """Opens store objects over one shared location (like separate processes would)."""
+
+    name: str
+    factory: Callable[[], Store]
+    opened: list[Store] = field(default_factory=list)
+
+    def open(self) -> Store:
+        store = self.factory()
+        self.opened.append(store)
+        return store
+
+
+@pytest.fixture
+def sidecar_dir(tmp_path: Path) -> Path:
+    return tmp_path / "work" / ".skillnb" / "analysis"
+
+
+@pytest.fixture(params=["memory", "sidecar"])
+def backend(request: pytest.FixtureRequest, sidecar_dir: Path) -> Iterator[Backend]:
+    if request.param == "memory":
+        data = MemoryData()
+        made = Backend("memory", lambda: MemoryStore(data))
+    else:
+        made = Backend("sidecar", lambda: SidecarStore(sidecar_dir))
+    yield made
+    for store in made.opened:
+        store.close()

@@ -1,0 +1,46 @@
+"""Helpers shared by the store tests: drafts, states and hand-made journal lines."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillnb.core.records import EventDraft, RunState
+
+NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def draft(type_: str = "note", **data: Any) -> EventDraft:
+    return EventDraft(type=type_, at=NOW, data=data)
+
+
+def state_at(version: int, **fields: Any) -> RunState:
+    return RunState(run_id="run-test", version=version, **fields)
+
+
+def seal(content: bytes) -> bytes:
+    """Close a JSON object (without its last brace) with a valid checksum, as the format says."""
+    crc = zlib.crc32(content + b"}")
+    return content + b',"crc":"%08x"}\n' % crc
+
+
+def event_line(
+    seq: int, type_: str = "note", data: Any = None, *, more: bool = False, v: Any = 1, **extra: Any
+) -> bytes:
+    """A valid journal line for an event (fields can be made wrong on purpose)."""
+    obj = {"v": v, "seq": seq, "type": type_, "at": NOW.isoformat(), "data": data or {}, **extra}
+    content = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()[:-1]
+    if more:
+        content += b',"more":true'
+    return seal(content)
+
+
+def header_line(base: int) -> bytes:
+    return seal(b'{"v":1,"base":%d' % base)
+
+
+def lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
