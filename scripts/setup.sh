@@ -14,6 +14,11 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[dev]"
 
+# The JupyterLab extension's own dev dependencies (TypeScript tests, lint).
+if [ ! -d labextension/node_modules ]; then
+  (cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm install --immutable >/dev/null)
+fi
+
 if [ "${SKILLNB_SKIP_BROWSER:-0}" != "1" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ]; then
     apt-get update -qq && apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from skillnb.core.records import Event, Fact, GateReport, GateResult
     from skillnb.core.registry import action, gate
     from skillnb.core.workflow import Workflow
+    from skillnb.jupyter.extension import current_run
     from skillnb.run import Run, open_run
     from skillnb.skillmemory import SkillMemory
 
@@ -38,6 +39,7 @@ __all__ = [
     "Workflow",
     "__version__",
     "action",
+    "current_run",
     "errors",
     "gate",
     "load_ipython_extension",
@@ -55,6 +57,7 @@ _LAZY = {
     "SkillMemory": "skillnb.skillmemory",
     "Workflow": "skillnb.core.workflow",
     "action": "skillnb.core.registry",
+    "current_run": "skillnb.jupyter.extension",
     "gate": "skillnb.core.registry",
 }
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.records import Fact, FactKind
-from skillnb.errors import UncertainStep
 
 if TYPE_CHECKING:
     from skillnb.run import Run
@@ -74,20 +73,7 @@ def formalize_step(
         assert fact is not None  # noqa: S101  # it exists: read under the same state
         return FormalizeOutcome(status="restored", fact=fact)
     skey = step_key(key)
-    step = run.snapshot_ref().steps.get(skey)
-    if step is not None and step.status == "started" and not (idempotent or step.idempotent):
-        raise UncertainStep(skey)
-    run._commit(
-        lambda _s: [
-            run._draft(
-                "step.started",
-                key=skey,
-                source_hash=source_hash,
-                cell_id=cell_id,
-                idempotent=idempotent,
-            )
-        ]
-    )
+    run._start_step(skey, source_hash, cell_id, idempotent, True)
     try:
         result = compute()
         value = extract(result) if extract is not None else result

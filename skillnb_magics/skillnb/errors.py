@@ -8,6 +8,9 @@ Every error the library raises on purpose derives from :class:`SkillnbError`::
     ├── TransitionNotAllowed   no such trigger from the current state (``.trigger``, ``.state``)
     ├── ConflictError          a stale writer (``.expected``, ``.actual``)
     ├── StoreCorrupted         a sidecar file is damaged (``.path``, ``.line``)
+    ├── NewerFormatError       a file was written by a newer skillnb (skillnb.store.migrations)
+    ├── CodecError             a stored value cannot be decoded (skillnb.store.codec)
+    ├── CheckFailed            a check expression failed at evaluation (skillnb.core.expr)
     ├── UncertainStep          a step started and never committed (``.step``)
     └── ApprovalError          an approval that is early, stale, repeated or unknown
 

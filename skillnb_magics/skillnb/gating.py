@@ -29,6 +29,7 @@ from skillnb.errors import (
     TransitionNotAllowed,
     UncertainStep,
 )
+from skillnb.owner import current_owner, is_uncertain
 
 if TYPE_CHECKING:
     from skillnb.core.workflow import Transition
@@ -256,24 +257,31 @@ class Gating:
     def _start_step(
         self, key: str, source_hash: str | None, cell_id: str | None, idempotent: bool, real: bool
     ) -> bool:
+        """Record that step ``key`` starts (when ``real``); refuse an uncertain one.
+
+        Raises:
+            UncertainStep: the step started earlier, never ended, and its process is gone.
+        """
         run = self._run()
         step = run.snapshot_ref().steps.get(key)
-        if step is not None and step.status == "started" and not (idempotent or step.idempotent):
+        if step is not None and is_uncertain(step) and not (idempotent or step.idempotent):
             raise UncertainStep(key)
         if not real:
             return False
-        run._commit(
-            lambda _s: [
-                run._draft(
-                    "step.started",
-                    key=key,
-                    source_hash=source_hash,
-                    cell_id=cell_id,
-                    idempotent=idempotent,
-                )
-            ]
-        )
+        run._commit(lambda _s: [self._started_draft(key, source_hash, cell_id, idempotent)])
         return True
+
+    def _started_draft(
+        self, key: str, source_hash: str | None, cell_id: str | None, idempotent: bool
+    ) -> EventDraft:
+        return self._run()._draft(
+            "step.started",
+            key=key,
+            source_hash=source_hash,
+            cell_id=cell_id,
+            idempotent=idempotent,
+            owner=current_owner(),
+        )
 
     def _fail_step(self, key: str, exc: BaseException) -> None:
         run = self._run()
@@ -293,6 +301,8 @@ class Gating:
 
         def make(state: RunState) -> list[EventDraft]:
             drafts: list[EventDraft] = []
+            if not started and source_hash is not None:  # a body-less step, recorded at once
+                drafts.append(self._started_draft(key, source_hash, None, False))
             if report.results:  # keeps the last report current: a passed step is not "blocked"
                 drafts.append(
                     run._draft("gate.reported", key=key, report=report.model_dump(mode="json"))
@@ -309,8 +319,6 @@ class Gating:
                 drafts.append(run._draft("step.committed", key=key))
             return drafts
 
-        if not started and source_hash is not None:
-            run._commit(lambda _s: [run._draft("step.started", key=key, source_hash=source_hash)])
         events = run._commit(make)
         fired = next((e for e in events if e.type == "transition.fired"), None)
         if fired is not None:
@@ -398,9 +406,9 @@ class Gating:
 
     # -- steps ---------------------------------------------------------------------------
     def uncertain(self) -> list[str]:
-        """Keys of steps that started and never committed (a crash in between)."""
+        """Keys of steps that started, never ended, and whose process is gone (a crash)."""
         state = self._run().snapshot_ref(refresh=True)
-        return [k for k, s in state.steps.items() if s.status == "started"]
+        return [k for k, s in state.steps.items() if is_uncertain(s)]
 
     def clear_step(self, key: str, by: str | None = None) -> None:
         """Declare an uncertain step resolved, so that it may run again."""
@@ -408,7 +416,7 @@ class Gating:
 
         def make(state: RunState) -> list[EventDraft]:
             step = state.steps.get(key)
-            if step is None or step.status != "started":
+            if step is None or not is_uncertain(step):
                 raise SkillnbError(f"step {key!r} is not uncertain (nothing to clear)")
             return [run._draft("step.cleared", key=key, by=by or run.user)]
 

@@ -369,7 +369,8 @@ class Run(Gating):
                 note=note,
                 preview=encoded.preview,
             )
-            return [self._draft("fact.formalized", fact=fact.model_dump(mode="json")), *extra]
+            drafted = self._draft("fact.formalized", fact=fact.model_dump(mode="json"))
+            return [drafted, *(d.model_copy(update={"at": drafted.at}) for d in extra)]
 
         self._commit(make, expected_version)
         fact = self._state.facts[key]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from skillnb.core.graph import to_mermaid
 from skillnb.core.records import GateReport, GateResult
 from skillnb.core.state import describe_event
+from skillnb.owner import is_uncertain
 
 if TYPE_CHECKING:
     from skillnb.run import Run
@@ -131,7 +132,7 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
         "uncertain": [
             {"key": s.key, "started_seq": s.started_seq, "cell_id": s.cell_id}
             for s in state.steps.values()
-            if s.status == "started"
+            if is_uncertain(s)
         ],
         "batches": [
             {

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -19,6 +22,7 @@ from skillnb.errors import (
     TransitionNotAllowed,
     UncertainStep,
 )
+from skillnb.owner import current_owner
 from skillnb.run import Run, open_run
 from skillnb.store import MemoryStore
 from skillnb.store.memory import MemoryData
@@ -478,3 +482,22 @@ def test_listeners_see_commits(make_run: Callable[..., Run]) -> None:
     unsubscribe()
     run.formalize("x", 2)
     assert seen == ["fact.formalized"]
+
+
+def test_a_step_in_flight_in_a_live_process_is_not_uncertain(make_run: Callable[..., Run]) -> None:
+    run = make_run()
+    alive = current_owner()
+    run._commit(lambda _s: [run._draft("step.started", key="live", owner=alive)])
+    assert run.uncertain() == []
+    assert run.run_gated(None, lambda: "ran", key="live").result == "ran"
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = f"{socket.gethostname()}:{gone.stdout.strip()}:0"
+    run._commit(lambda _s: [run._draft("step.started", key="crashed", owner=dead)])
+    assert run.uncertain() == ["crashed"]
+    assert run.describe()["uncertain"][0]["key"] == "crashed"

@@ -88,3 +88,34 @@ def test_an_item_in_flight_when_the_process_dies_is_yielded_again(tmp_path: Path
     # the third document was in flight: its work was done, but not its "done" mark
     assert processed.count("resume_03.txt") == 2
     assert sorted(set(processed)) == [f"resume_{i:02}.txt" for i in range(1, 28)]
+
+
+SAME_KEY = r"""
+import sys, time
+import skillnb
+from skillnb.durable import formalize_step
+
+run = skillnb.open_run(state_dir=sys.argv[1], memory=False)
+time.sleep(float(sys.argv[2]))
+outcome = formalize_step(run, "shared", lambda: time.sleep(0.6) or sys.argv[3], source_hash="h")
+print(outcome.status, outcome.fact.version)
+"""
+
+
+def test_two_processes_formalizing_one_key_at_once_both_record(tmp_path: Path) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SAME_KEY, str(tmp_path / "state"), delay, name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for delay, name in (("0", "first"), ("0.2", "second"))
+    ]
+    outputs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    import skillnb
+
+    run = skillnb.open_run(state_dir=tmp_path / "state", memory=False)
+    assert sorted(f.value for f in run.fact_history("shared")) == ["first", "second"]
+    assert run.uncertain() == []

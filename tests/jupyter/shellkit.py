@@ -64,3 +64,20 @@ def last(shell: InteractiveShell) -> dict[str, Any]:
     found = bundles(shell)
     assert found, "no SKILL.nb output was shown"
     return found[-1]
+
+
+def saved_outputs(shell: InteractiveShell) -> list[dict[str, Any]]:
+    """The SKILL.nb outputs so far as a saved notebook holds them (``data`` and ``metadata``)."""
+    return [
+        {"output_type": "display_data", "data": o["data"], "metadata": o["metadata"]}
+        for o in shell.display_pub.outputs
+        if MIME in o["data"]
+    ]
+
+
+def last_volatile(shell: InteractiveShell) -> dict[str, Any]:
+    """The volatile part (events, mirror, run id, time) of the latest SKILL.nb output."""
+    found = saved_outputs(shell)
+    assert found, "no SKILL.nb output was shown"
+    volatile: dict[str, Any] = found[-1]["metadata"][MIME]
+    return volatile

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from shellkit import FakeChannel, RaisingShell, cell, last
+from shellkit import FakeChannel, RaisingShell, cell, last, last_volatile
 
 from skillnb.core.records import Event
 from skillnb.jupyter.display import MIME, Output, build_bundle
@@ -19,20 +19,22 @@ def _event(seq: int, at: datetime) -> Event:
     return Event(seq=seq, type="milestone.recorded", at=at, data={"name": "m", "facts": {}})
 
 
-def test_plain_and_html_do_not_change_with_time_or_run() -> None:
+def test_data_is_deterministic_and_the_volatile_part_is_in_metadata() -> None:
     output = Output("milestone", "ok", "🏁 m", ["at version 3"], key="m")
     early = datetime(2026, 1, 1, tzinfo=UTC)
     late = datetime(2026, 6, 1, tzinfo=UTC)
+    notebook = {"v": 1, "run_id": "aaa", "version": 3}
     data1, meta1 = build_bundle(
-        output, events=[_event(3, early)], run_id="aaa", clock=lambda: early
+        output,
+        events=[_event(3, early)],
+        notebook_mirror=notebook,
+        run_id="aaa",
+        clock=lambda: early,
     )
     data2, meta2 = build_bundle(output, events=[_event(3, late)], run_id="bbb", clock=lambda: late)
-    assert data1["text/plain"] == data2["text/plain"] == "🏁 m\nat version 3"
-    assert data1["text/html"] == data2["text/html"]
-    assert meta1[MIME] == {"run_id": "aaa", "at": early.isoformat()}
-    assert meta2[MIME]["run_id"] == "bbb"
-    payload = data1[MIME]
-    assert {k: payload[k] for k in ("v", "kind", "badge", "status", "key", "trigger")} == {
+    assert data1 == data2  # every representation, the JSON bundle included
+    assert data1["text/plain"] == "🏁 m\nat version 3"
+    assert data1[MIME] == {
         "v": 1,
         "kind": "milestone",
         "badge": "🏁 m",
@@ -40,9 +42,15 @@ def test_plain_and_html_do_not_change_with_time_or_run() -> None:
         "key": "m",
         "trigger": None,
     }
-    assert payload["events"] == [_event(3, early).model_dump(mode="json")]
-    assert payload["event"] == payload["events"][-1]
-    assert payload["mirror"] is None
+    assert meta1[MIME] == {
+        "v": 1,
+        "run_id": "aaa",
+        "at": early.isoformat(),
+        "events": [_event(3, early).model_dump(mode="json")],
+        "mirror": {"notebook": notebook, "cell": None},
+    }
+    assert meta2[MIME]["run_id"] == "bbb"
+    assert meta2[MIME]["mirror"] is None
 
 
 def test_every_piece_of_text_is_escaped_in_html() -> None:
@@ -89,8 +97,8 @@ def test_a_cell_that_changes_the_run_sends_one_mirror_message(ip: RaisingShell) 
     }
     assert message["cell"]["step"] == "budget"
     assert message["cell"]["status"] == "committed"
-    bundle = last(ip)[MIME]
-    assert bundle["mirror"]["notebook"] == message["notebook"]
+    assert MIME in last(ip)
+    assert last_volatile(ip)["mirror"]["notebook"] == message["notebook"]
     cell(ip, "1 + 1")  # nothing changed: nothing sent
     assert len(channel.messages) == 1
     cell(ip, "from skillnb.jupyter.extension import current_run\ncurrent_run().formalize('x', 1)")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from shellkit import RaisingShell, bundles, cell, last, make_shell
+from shellkit import RaisingShell, bundles, cell, last, make_shell, saved_outputs
 
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.config import SkillNB
@@ -151,8 +151,32 @@ def test_hostile_notebook_metadata_gives_a_warning_and_runs_nothing(
 
 
 def test_current_run_needs_the_extension(bare_shell: RaisingShell) -> None:
-    with pytest.raises(RuntimeError, match="load_ext"):
+    with pytest.raises(SkillnbError, match="%load_ext skillnb"):
         current_run(bare_shell)
+    with pytest.raises(SkillnbError, match="%load_ext skillnb"):
+        current_run()  # the running shell (the singleton) has not loaded it either
+
+
+def test_current_run_is_the_sessions_run_opened_on_first_use(ip: RaisingShell) -> None:
+    session = current_session(ip)
+    assert session is not None
+    assert not session.run_exists()
+    run = current_run()  # the running shell, as in a code cell
+    assert run is session.run
+    assert run.progress_factory is not None  # batch loops get a bar
+    cell(ip, "%%formalize answer\n42")
+    assert current_run(ip) is run
+    assert run.fact("answer") is not None
+
+
+def test_current_run_without_a_notebook_names_the_ways_to_say_where(
+    bare_shell: RaisingShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SKILLNB_NOTEBOOK")
+    bare_shell.run_line_magic("load_ext", "skillnb")
+    with pytest.raises(NoRunLocation, match="%skillnb use PATH.ipynb") as caught:
+        current_run(bare_shell)
+    assert isinstance(caught.value, SkillnbError)
 
 
 def test_magic_errors_are_short_messages(ip: RaisingShell) -> None:
@@ -200,9 +224,7 @@ def test_a_saved_notebook_whose_sidecar_is_gone_gets_a_rebuild_hint(
 
     cell(ip, "%%formalize budget\n5000")
     cell(ip, "%%formalize plan\n'go'")
-    outputs = [
-        {"output_type": "display_data", "data": data, "metadata": {}} for data in bundles(ip)
-    ]
+    outputs = saved_outputs(ip)  # the events travel in the outputs' metadata
     code = {
         "cell_type": "code",
         "source": "",
@@ -233,6 +255,47 @@ def test_the_run_gets_a_progress_bar_factory(ip: RaisingShell) -> None:
     assert run.progress_factory is not None
     assert list(run.items("files", ["a", "b"])) == ["a", "b"]
     assert list(run.items("files", ["a", "b", "c"])) == ["c"]
+
+
+def test_runs_opened_bound_or_rebuilt_all_get_progress_bars(
+    ip: RaisingShell, notebook: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    cell(
+        ip,
+        "%%workflow\nworkflow:\n  name: weekly\n  states: [a, b]\n"
+        "  transitions:\n    - {from: a, to: b, trigger: go}\n",
+    )
+    bound = current_run(ip)
+    assert bound.progress_factory is not None
+    cell(ip, "%%formalize budget\n5000")
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}
+    nb["cells"].append(
+        {
+            "cell_type": "code",
+            "source": "",
+            "metadata": {},
+            "outputs": saved_outputs(ip),
+            "execution_count": 1,
+        }
+    )
+    notebook.write_text(json.dumps(nb), encoding="utf-8")
+    session = current_session(ip)
+    assert session is not None
+    session.close_run()
+    shutil.rmtree(tmp_path / ".skillnb")
+    cell(ip, "%resume")
+    rebuilt = current_run(ip)
+    assert rebuilt is not bound
+    assert rebuilt.fact("budget") is not None
+    assert rebuilt.progress_factory is not None
+    # the factory the session installed: tqdm's text bar, since this shell is not a kernel's
+    bar = rebuilt.progress_factory("files", 3, 1)
+    try:
+        assert (bar.n, bar.total, bar.desc) == (1, 3, "files")
+    finally:
+        bar.close()
 
 
 def test_the_banner_shows_the_skill_memorys_last_operation(ip: RaisingShell) -> None:

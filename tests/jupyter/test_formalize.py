@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from shellkit import RaisingShell, bundles, cell, last
+from shellkit import RaisingShell, bundles, cell, last, last_volatile
 
 from skillnb.errors import UncertainStep
 from skillnb.jupyter.extension import current_run
@@ -36,15 +36,23 @@ def test_records_the_last_expression(counted: RaisingShell) -> None:
     assert counted.user_ns["budget"] == 5000
     data = last(counted)
     assert data["text/plain"] == "📌 budget v1\ndecision = 5000"
-    bundle = data[MIME]
-    assert (bundle["kind"], bundle["status"], bundle["key"]) == ("formalize", "ok", "budget")
-    assert [e["type"] for e in bundle["events"]] == [
+    assert data[MIME] == {
+        "v": 1,
+        "kind": "formalize",
+        "badge": "📌 budget v1",
+        "status": "ok",
+        "key": "budget",
+        "trigger": None,
+    }
+    volatile = last_volatile(counted)
+    assert volatile["run_id"] == current_run(counted).id
+    assert [e["type"] for e in volatile["events"]] == [
         "step.started",
         "fact.formalized",
         "step.committed",
     ]
-    assert bundle["mirror"]["notebook"]["facts"]["budget"]["version"] == 1
-    assert bundle["mirror"]["cell"] == {
+    assert volatile["mirror"]["notebook"]["facts"]["budget"]["version"] == 1
+    assert volatile["mirror"]["cell"] == {
         "step": "budget",
         "version": 1,
         "source_hash": fact.source_hash,

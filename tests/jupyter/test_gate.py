@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shellkit import RaisingShell, bundles, cell, last
+from shellkit import RaisingShell, bundles, cell, last, last_volatile
 
 from skillnb.errors import GateBlocked, TransitionNotAllowed
 from skillnb.jupyter.extension import current_run
@@ -65,7 +65,7 @@ def test_a_block_skips_the_body_records_the_report_and_stops(counted: RaisingShe
         "✗ spend.check (check): budget <= 5000 is false (budget=9000)",
         "the cell body did not run; Run All stops here",
     ]
-    assert [e["type"] for e in data[MIME]["events"]] == ["gate.reported"]
+    assert [e["type"] for e in last_volatile(counted)["events"]] == ["gate.reported"]
     report = current_run(counted).snapshot.reports["gate:spend"]
     assert not report.passed
 

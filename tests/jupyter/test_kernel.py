@@ -71,8 +71,9 @@ def test_restart_restores_completed_cells_and_reruns_edited_ones(folder: Path) -
     assert plain(third.cells[2]) == ["📌 plan v2\ndata = the plan for 5000"]
     run = skillnb.open_run(folder / "work.ipynb", memory=False)
     assert run.fact("plan").value == "the plan for 5000"  # type: ignore[union-attr]
-    bundle = next(o["data"][MIME] for o in third.cells[2].outputs if MIME in o.get("data", {}))
-    assert "fact.formalized" in [e["type"] for e in bundle["events"]]
+    output = next(o for o in third.cells[2].outputs if MIME in o.get("data", {}))
+    assert "fact.formalized" in [e["type"] for e in output["metadata"][MIME]["events"]]
+    assert "events" not in output["data"][MIME]
 
 
 def test_a_blocked_gate_stops_run_all_with_a_short_error(folder: Path) -> None:

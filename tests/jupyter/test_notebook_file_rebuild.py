@@ -64,23 +64,34 @@ class Recorder:
         return write_notebook(path, self.cells, metadata)
 
 
-def bundle_output(events: list[Event], mirror: dict[str, Any] | None) -> dict[str, Any]:
+def bundle_output(
+    events: list[Event], mirror: dict[str, Any] | None, *, legacy: bool = False
+) -> dict[str, Any]:
+    """A SKILL.nb output as saved: deterministic data, the events and mirror in metadata.
+
+    ``legacy`` builds the shape saved before the split, with everything in the data.
+    """
     dumps = [e.model_dump(mode="json") for e in events]
-    payload = {
+    payload: dict[str, Any] = {
         "v": 1,
         "kind": "formalize",
         "badge": "📌",
         "status": "ok",
         "key": None,
         "trigger": None,
-        "event": dumps[-1] if dumps else None,
-        "events": dumps,
-        "mirror": {"notebook": mirror, "cell": None},
     }
+    volatile: dict[str, Any] = {"events": dumps, "mirror": {"notebook": mirror, "cell": None}}
+    run_id = mirror["run_id"] if mirror is not None else None
+    if legacy:
+        payload |= {"event": dumps[-1] if dumps else None, **volatile}
+        metadata = {BUNDLE_MIME: {"run_id": run_id, "at": "2024-01-01T00:00:00+00:00"}}
+    else:
+        metadata = {BUNDLE_MIME: {"v": 1, "run_id": run_id, "at": "2024-01-01T00:00:00+00:00"}}
+        metadata[BUNDLE_MIME] |= volatile
     return {
         "output_type": "display_data",
         "data": {BUNDLE_MIME: payload, "text/plain": "📌"},
-        "metadata": {},
+        "metadata": metadata,
     }
 
 
@@ -186,17 +197,16 @@ def test_outputs_of_another_run_are_ignored(tmp_path: Path) -> None:
     source.cell(_budget)
     stranger = Recorder(tmp_path / "other")
     stranger.cell(lambda r: r.formalize("budget", -1))
-    # one output names its run in its mirror, the other only in the output's metadata
+    # one output names its run in its mirror, the other only by its run id
     last = stranger.cells[-1]["outputs"][0]
-    last["data"][BUNDLE_MIME]["mirror"] = None
-    last["metadata"] = {BUNDLE_MIME: {"run_id": stranger.run.id, "at": "2024-01-01T00:00:00"}}
+    last["metadata"][BUNDLE_MIME]["mirror"] = None
     source.cells += stranger.cells
     rebuilt = rebuild_run(source.notebook(tmp_path / "nb.ipynb"), memory=False)
     assert rebuilt.id == source.run.id
     budget = rebuilt.fact("budget")
     assert budget is not None
     assert budget.value == 1200
-    foreign = sum(len(c["outputs"][0]["data"][BUNDLE_MIME]["events"]) for c in stranger.cells)
+    foreign = sum(len(c["outputs"][0]["metadata"][BUNDLE_MIME]["events"]) for c in stranger.cells)
     assert _rebuilt_event(rebuilt).data["foreign"] == foreign
 
 
@@ -275,7 +285,7 @@ def test_malformed_outputs_warn_and_the_rest_is_rebuilt(tmp_path: Path) -> None:
     source = Recorder(tmp_path / "original")
     source.cell(_budget)
     bad = bundle_output([], None)
-    bad["data"][BUNDLE_MIME]["events"] = [{"seq": "one", "type": 3}, "<script>"]
+    bad["metadata"][BUNDLE_MIME]["events"] = [{"seq": "one", "type": 3}, "<script>"]
     source.cells.append(code_cell("bad", [bad, {"output_type": "stream", "text": "x"}]))
     source.cells.append(
         code_cell("worse", [{"output_type": "display_data", "data": {BUNDLE_MIME: 7}}])
@@ -338,3 +348,51 @@ def test_a_broken_workflow_cell_is_not_fatal(tmp_path: Path) -> None:
     budget = rebuilt.fact("budget")
     assert budget is not None
     assert budget.value == 1200
+
+
+def test_outputs_saved_before_the_split_are_still_read(tmp_path: Path) -> None:
+    """Older notebooks carry the events and mirror in the bundle's data, not its metadata."""
+    source = _published_run(tmp_path)
+    for cell in source.cells:
+        output = cell["outputs"][0]
+        volatile = output["metadata"][BUNDLE_MIME]
+        legacy = bundle_output(
+            [Event.model_validate(e) for e in volatile["events"]],
+            volatile["mirror"]["notebook"],
+            legacy=True,
+        )
+        assert "events" not in legacy["metadata"][BUNDLE_MIME]
+        cell["outputs"] = [legacy]
+    rebuilt = rebuild_run(source.notebook(tmp_path / "old.ipynb", mirror=None), memory=False)
+    assert rebuilt.id == source.run.id
+    assert rebuilt.state == "published"
+    budget = rebuilt.fact("budget")
+    assert budget is not None
+    assert (budget.value, budget.restorable) == (1200, True)
+    assert _rebuilt_event(rebuilt).data["malformed"] == 0
+
+
+def test_old_and_new_outputs_of_one_notebook_combine(tmp_path: Path) -> None:
+    source = Recorder(tmp_path / "original")
+    source.cell(_budget)
+    source.cell(_submit)
+    old = source.cells[1]["outputs"][0]["metadata"][BUNDLE_MIME]  # the budget cell, saved before
+    source.cells[1]["outputs"] = [
+        bundle_output(
+            [Event.model_validate(e) for e in old["events"]],
+            old["mirror"]["notebook"],
+            legacy=True,
+        )
+    ]
+    rebuilt = rebuild_run(source.notebook(tmp_path / "mixed.ipynb", mirror=None), memory=False)
+    assert rebuilt.state == "review"
+    assert rebuilt.version == source.run.version + 1  # everything replayed once, + run.rebuilt
+
+
+def test_a_newer_metadata_format_is_ignored_as_malformed(tmp_path: Path) -> None:
+    source = Recorder(tmp_path / "original")
+    source.cell(_budget)
+    source.cells[1]["outputs"][0]["metadata"][BUNDLE_MIME]["v"] = 2
+    with pytest.warns(MirrorWarning, match="ignored 1 malformed"):
+        rebuilt = rebuild_run(source.notebook(tmp_path / "nb.ipynb", mirror=None), memory=False)
+    assert rebuilt.fact("budget") is None  # its events were only in the unreadable part

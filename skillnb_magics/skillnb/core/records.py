@@ -194,6 +194,8 @@ class Step(_Record):
     """The cell, when known."""
     idempotent: bool = False
     """A step declared idempotent may be re-run after an uncertain end."""
+    owner: str | None = None
+    """The process that started it (``host:pid:start-time``), when recorded."""
     started_seq: int = 0
     """Run version of the ``step.started`` event."""
     committed_seq: int | None = None

@@ -16,7 +16,7 @@ type                        data
 ``approval.decided``        ``id``, ``status`` (approved/rejected), ``by``, ``note``
 ``approval.consumed``       ``id``
 ``approval.expired``        ``id``
-``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``
+``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``, ``owner``
 ``step.committed``          ``key``
 ``step.failed``             ``key``, ``error``
 ``step.cleared``            ``key``, ``by``
@@ -27,7 +27,9 @@ type                        data
 ==========================  =================================================================
 
 Unknown types are kept in the journal and ignored here, so an older reader can replay a
-journal that a newer writer extended with new kinds of events.
+journal that a newer writer extended with new kinds of events. ``run.rebuilt`` (a run rebuilt
+from a notebook) and ``store.lost`` (a placeholder that ``repair`` writes for a damaged line)
+change nothing in the state.
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ def _started(state: RunState, e: Event) -> None:
         source_hash=d.get("source_hash"),
         cell_id=d.get("cell_id"),
         idempotent=bool(d.get("idempotent", False)),
+        owner=d.get("owner"),
         started_seq=e.seq,
     )
 
@@ -219,6 +222,11 @@ def state_entry_seq(state: RunState) -> int:
     return state.firings[-1].seq if state.firings else 0
 
 
+def _report_passed(report: Any) -> bool:
+    results = report.get("results", []) if isinstance(report, dict) else []
+    return all(r.get("passed") for r in results if r.get("severity", "block") == "block")
+
+
 def _clip(value: Any, limit: int = 60) -> str:
     text = str(value).replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -232,7 +240,9 @@ _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
         f" = {_clip(d['fact'].get('preview', ''))}"
     ),
     "transition.fired": lambda d: f"{d.get('trigger')}: {d.get('from')} → {d.get('to')}",
-    "gate.reported": lambda d: f"gates blocked {d.get('key')}",
+    "gate.reported": lambda d: (
+        f"gates {'passed' if _report_passed(d.get('report')) else 'blocked'} {d.get('key')}"
+    ),
     "approval.requested": lambda d: f"approval requested: {d['approval'].get('gate')}",
     "approval.decided": lambda d: f"approval {d.get('status')} by {d.get('by')}",
     "approval.consumed": lambda d: "approval used",
@@ -245,6 +255,11 @@ _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
     "batch.item_done": lambda d: f"batch {d.get('batch')}: {_clip(d.get('item'))} done",
     "keyids.set": lambda d: "key ids: " + _clip(", ".join(f"{k}={v}" for k, v in d["ids"].items())),
     "milestone.recorded": lambda d: f"milestone {d.get('name')!r}",
+    "run.rebuilt": lambda d: (
+        f"run rebuilt from {d.get('notebook')} ({d.get('replayed')} events, "
+        f"{d.get('skipped')} skipped)"
+    ),
+    "store.lost": lambda d: "an event lost to damage (kept as a placeholder by repair)",
 }
 
 

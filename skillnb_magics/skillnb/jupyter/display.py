@@ -1,19 +1,22 @@
 """Display bundles of the magics' outputs (edge layer).
 
-Every SKILL.nb output is one display bundle:
+Every SKILL.nb output is one display bundle whose **data** is the same on every fresh
+execution of the notebook, so ``pytest --nbval`` compares it without spurious diffs, and whose
+**metadata** holds everything volatile:
 
-* ``application/vnd.skillnb.v1+json``: ``{"v": 1, "kind", "badge", "status", "key",
-  "trigger", "event", "events", "mirror": {"notebook", "cell"}}``. ``events`` holds the dumps
-  of the events committed since the previous output (``event`` is the last of them), so a
-  saved notebook carries enough to rebuild its run (:mod:`skillnb.jupyter.notebook_rebuild`);
-  ``mirror`` is the notebook and cell metadata mirror, which the JupyterLab extension writes
-  into the open notebook.
-* ``text/plain``: deterministic (no times, no run ids, no addresses) so nbval can compare it.
-* ``text/html``: the same text, every piece escaped (facts can hold LLM output); deterministic.
+* ``data["application/vnd.skillnb.v1+json"]``: ``{"v": 1, "kind", "badge", "status", "key",
+  "trigger"}``, deterministic (fact versions yes; times and run ids never).
+* ``data["text/plain"]``: deterministic (no times, no run ids, no addresses).
+* ``data["text/html"]``: the same text, every piece escaped (facts can hold LLM output).
+* ``metadata["application/vnd.skillnb.v1+json"]``: ``{"v": 1, "run_id", "at", "events",
+  "mirror": {"notebook", "cell"} | None}``. ``events`` holds the dumps of the events committed
+  since the previous output, so a saved notebook carries enough to rebuild its run
+  (:mod:`skillnb.jupyter.notebook_rebuild`); ``mirror`` is the notebook and cell metadata
+  mirror, which the JupyterLab extension writes into the open notebook; ``at`` is when the
+  output was shown.
 
-The output's ``metadata`` holds when it was shown and the run id. The JSON bundle itself
-carries the events and the mirror, which hold times and ids by nature: nbval users compare
-``text/plain`` and skip this MIME type (see the project's README).
+Notebooks saved before this split carry ``event``, ``events`` and ``mirror`` in the data;
+:mod:`skillnb.jupyter.notebook_recover` still reads them there.
 """
 
 from __future__ import annotations
@@ -79,7 +82,11 @@ def build_bundle(
     run_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return the ``(data, metadata)`` of ``output``'s display bundle."""
+    """Return the ``(data, metadata)`` of ``output``'s display bundle.
+
+    ``data`` is deterministic; ``events``, the mirrors, ``run_id`` and the time (``clock``,
+    default now) go into ``metadata`` (see the module docstring).
+    """
     plain = "\n".join([output.badge, *output.lines])
     details = output.html or html_block(output.badge, output.lines, output.status)
     mirror = None
@@ -92,14 +99,17 @@ def build_bundle(
         "status": output.status,
         "key": output.key,
         "trigger": output.trigger,
-        "event": _dump(events[-1]) if events else None,
-        "events": [_dump(e) for e in events],
-        "mirror": mirror,
     }
     data: dict[str, Any] = {MIME: payload, "text/plain": plain, "text/html": details}
     data.update(output.extra)
-    now = (clock or _now)()
-    metadata = {MIME: {"run_id": run_id, "at": now.isoformat()}}
+    volatile = {
+        "v": 1,
+        "run_id": run_id,
+        "at": (clock or _now)().isoformat(),
+        "events": [_dump(e) for e in events],
+        "mirror": mirror,
+    }
+    metadata = {MIME: volatile}
     return data, metadata
 
 

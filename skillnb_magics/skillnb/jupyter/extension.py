@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from skillnb.errors import SkillnbError
 from skillnb.jupyter.banner import startup_output
 from skillnb.jupyter.config import SkillNB
 from skillnb.jupyter.magics import SkillnbMagics
@@ -39,16 +40,27 @@ def current_session(shell: Any = None) -> NotebookSession | None:
 
 
 def current_run(shell: Any = None) -> Run:
-    """Return the run the magics of ``shell`` work on (for ``run.items(...)`` in code cells).
+    """Return the notebook's run, the one the magics of ``shell`` work on.
+
+    For code cells: ``run = skillnb.current_run()`` then ``run.items(...)``,
+    ``run.formalize(...)``. The run is opened on first use (and created if none was
+    recorded yet), exactly as the first magic would; batch loops get progress bars.
+
+    Args:
+        shell: the IPython shell (default: the running one).
 
     Raises:
-        RuntimeError: ``%load_ext skillnb`` was not run in this shell.
-        NoRunLocation: the notebook's location is unknown.
+        SkillnbError: ``%load_ext skillnb`` was not run in this shell (or there is no IPython
+            shell at all), or the notebook's location is unknown
+            (:class:`~skillnb.jupyter.session.NoRunLocation`, a ``SkillnbError``).
 
     """
     session = current_session(shell)
     if session is None:
-        raise RuntimeError("run %load_ext skillnb first")
+        raise SkillnbError(
+            "no SKILL.nb session here: run `%load_ext skillnb` in this notebook first "
+            "(outside IPython, use skillnb.open_run(PATH) instead)"
+        )
     return session.run
 
 

@@ -1,10 +1,12 @@
 """What a saved ``.ipynb`` holds about its run: output events, mirrors, the workflow cell.
 
 Edge layer, read-only: :func:`recover` collects the pieces that
-:func:`skillnb.jupyter.notebook_rebuild.rebuild_run` replays. Every SKILL.nb output carries a
-display bundle under ``application/vnd.skillnb.v1+json`` whose ``events`` list holds the dumps
-of the events that cell committed, and whose ``mirror.notebook`` names the run; the notebook's
-``metadata["skillnb"]`` mirrors the run at a glance.
+:func:`skillnb.jupyter.notebook_rebuild.rebuild_run` replays. Every SKILL.nb output carries,
+in its *metadata* under ``application/vnd.skillnb.v1+json``, an ``events`` list (the dumps of
+the events that cell committed) and a ``mirror`` whose ``notebook`` part names the run (see
+:mod:`skillnb.jupyter.display`); the notebook's ``metadata["skillnb"]`` mirrors the run at a
+glance. Notebooks saved before the volatile fields moved to the output metadata carry
+``event``, ``events`` and ``mirror`` in the bundle's data: they are read from there.
 
 * The run is the one the metadata mirror names, else the one in the newest output's mirror;
   outputs left from another run (an older sidecar) are ignored.
@@ -69,47 +71,71 @@ class _Bundle:
     events: list[Event]
 
 
-def _bundle_payload(raw: Any) -> dict[str, Any] | None:
+def _json_object(raw: Any) -> dict[str, Any] | None:
+    """Return ``raw`` as a JSON object (a JSON text is parsed, never evaluated), else ``None``."""
     if isinstance(raw, str) and len(raw) <= _MAX_TEXT_BUNDLE:
         try:
             raw = json.loads(raw)
         except json.JSONDecodeError:
             return None
-    if not isinstance(raw, dict) or raw.get("v") != 1:
-        return None
-    return raw
+    return raw if isinstance(raw, dict) else None
 
 
-def _output_run_id(output: Mapping[str, Any]) -> str | None:
-    """The run id the output's metadata names (where the magics keep volatile fields)."""
+def _bundle_payload(raw: Any) -> dict[str, Any] | None:
+    payload = _json_object(raw)
+    return payload if payload is not None and payload.get("v") == 1 else None
+
+
+def _volatile(output: Mapping[str, Any]) -> tuple[dict[str, Any] | None, int]:
+    """The output metadata's SKILL.nb part (``None`` when absent) and whether it is malformed.
+
+    Outputs saved before the split hold only ``{"run_id", "at"}`` there, without ``v``.
+    """
     metadata = output.get("metadata")
-    ours = metadata.get(BUNDLE_MIME) if isinstance(metadata, dict) else None
-    run_id = ours.get("run_id") if isinstance(ours, dict) else None
+    raw = metadata.get(BUNDLE_MIME) if isinstance(metadata, dict) else None
+    if raw is None:
+        return None, 0
+    ours = _json_object(raw)
+    if ours is None or ours.get("v", 1) != 1:
+        return None, 1
+    return ours, 0
+
+
+def _run_id_of(ours: Mapping[str, Any] | None) -> str | None:
+    run_id = ours.get("run_id") if ours is not None else None
     return run_id if isinstance(run_id, str) and 0 < len(run_id) <= 256 else None
 
 
-def _parse_bundle(raw: Any, cell: int) -> tuple[_Bundle | None, int]:
-    """Parse one bundle; return it and how many malformed pieces it had."""
-    payload = _bundle_payload(raw)
+def _event_dumps(payload: Mapping[str, Any], ours: Mapping[str, Any] | None) -> list[Any]:
+    """The event dumps: from the output metadata, else from the data (the older shape)."""
+    if ours is not None and "events" in ours:
+        dumps = ours["events"]
+        return list(dumps) if isinstance(dumps, list) else [dumps]
+    dumps = payload.get("events")
+    found = list(dumps) if isinstance(dumps, list) else []
+    single = payload.get("event")
+    if isinstance(single, dict) and "seq" in single and single not in found:
+        found.append(single)
+    return found
+
+
+def _parse_output(output: Mapping[str, Any], cell: int) -> tuple[_Bundle | None, int]:
+    """Parse one SKILL.nb output; return it and how many malformed pieces it had."""
+    payload = _bundle_payload(output["data"][BUNDLE_MIME])
     if payload is None:
         return None, 1
-    dumps = payload.get("events")
-    dumps = list(dumps) if isinstance(dumps, list) else []
-    single = payload.get("event")
-    if isinstance(single, dict) and "seq" in single and single not in dumps:
-        dumps.append(single)
+    ours, bad = _volatile(output)
     events: list[Event] = []
-    bad = 0
-    for dump in dumps:
+    for dump in _event_dumps(payload, ours):
         try:
             events.append(Event.model_validate(dump))
         except ValidationError:
             bad += 1
-    mirror = payload.get("mirror")
+    mirror = ours.get("mirror") if ours is not None and "mirror" in ours else payload.get("mirror")
     notebook = mirror.get("notebook") if isinstance(mirror, dict) else None
     checked, problem = check_mirror(notebook)
     bad += problem is not None
-    run_id = checked["run_id"] if checked is not None else None
+    run_id = checked["run_id"] if checked is not None else _run_id_of(ours)
     return _Bundle(cell=cell, run_id=run_id, mirror=checked, events=events), bad
 
 
@@ -124,10 +150,8 @@ def _bundles(nb: Mapping[str, Any]) -> tuple[list[_Bundle], int]:
             data = output.get("data")
             if not isinstance(data, dict) or BUNDLE_MIME not in data:
                 continue
-            bundle, bad = _parse_bundle(data[BUNDLE_MIME], index)
+            bundle, bad = _parse_output(output, index)
             malformed += bad
-            if bundle is not None and bundle.run_id is None:
-                bundle.run_id = _output_run_id(output)
             if bundle is not None:
                 found.append(bundle)
     return found, malformed

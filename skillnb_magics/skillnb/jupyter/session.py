@@ -5,7 +5,9 @@ handed to the magics (no module-level state). It knows where the run lives (the 
 sidecar, ``SkillNB.state_dir`` or ``%skillnb use PATH``), opens it on first need, tracks the
 current cell (its id, and whether a magic is running a nested cell), collects the events the
 run commits so each output carries them, publishes display bundles and sends the metadata
-mirror after each cell that changed the run.
+mirror after each cell that changed the run. Every run it opens (or rebuilds) gets tqdm
+progress bars for its batch loops, and it keeps the last interactive ``RunView`` it showed,
+stopping it when a newer one is shown so old views do not all keep following the run.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from skillnb.core.records import Event
     from skillnb.core.workflow import Workflow
     from skillnb.jupyter.config import SkillNB
+    from skillnb.jupyter.widgets import RunView
     from skillnb.run import Run
 
 __all__ = ["NoRunLocation", "NotebookSession", "is_variable_name"]
@@ -88,6 +91,7 @@ class NotebookSession:
         self._dirty = False
         self._cell: tuple[str | None, dict[str, Any] | None] | None = None
         self._shown_mirror: dict[str, Any] | None = None
+        self._view: RunView | None = None
         config.observe(self._settings_changed, names=["state_dir", "user", "memory"])
 
     # -- where the run lives -------------------------------------------------------------
@@ -166,15 +170,17 @@ class NotebookSession:
         return run
 
     def _attach(self, run: Run) -> None:
+        """Follow ``run``'s commits and give its batch loops progress bars."""
+        from skillnb.jupyter.progress import install_progress
+
         self._unsubscribe = run.subscribe(self._committed)
-        try:
-            from skillnb.jupyter.progress import install_progress
-        except ImportError:  # progress bars are optional
-            return
         install_progress(run, shell=self.shell)
 
     def bind(self, workflow: Workflow) -> Run:
-        """Bind ``workflow`` to the run (opening it first), recording the change as an event."""
+        """Bind ``workflow`` to the run (opening it first), recording the change as an event.
+
+        The run keeps its progress bars (installed when it was opened).
+        """
         run = self.run
         run.bind(workflow)
         return run
@@ -268,6 +274,7 @@ class NotebookSession:
         self._events.clear()
         self._dirty = False
         self._shown_mirror = None
+        self.stop_view()
 
     def _settings_changed(self, _change: Any) -> None:
         self.close_run()
@@ -351,7 +358,10 @@ class NotebookSession:
         self.shell.display_pub.publish(data=data, metadata=metadata)
 
     def show_view(self, run: Run) -> bool:
-        """Show the interactive ``RunView`` when enabled and a widget frontend is there."""
+        """Show the interactive ``RunView`` when enabled and a widget frontend is there.
+
+        The previously shown view stops following the run: only the newest one stays live.
+        """
         if not self.config.widgets:
             return False
         try:
@@ -361,8 +371,19 @@ class NotebookSession:
             return False
         if not has_widget_frontend(self.shell):
             return False
-        show_run(run)
+        self.stop_view()
+        self._view = show_run(run)
         return True
+
+    @property
+    def view(self) -> RunView | None:
+        """The last ``RunView`` shown (it may have been stopped since)."""
+        return self._view
+
+    def stop_view(self) -> None:
+        """Stop the last ``RunView`` from following the run (it stays on screen, usable)."""
+        if self._view is not None:
+            self._view.stop()
 
     def close(self) -> None:
         """Release the run, the comm and the settings observer (``%unload_ext``)."""

@@ -1,0 +1,97 @@
+"""The session keeps one live ``RunView``: a newer one stops the older, which stays usable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from shellkit import RaisingShell, cell
+from traitlets.config import Config
+
+from skillnb.errors import GateBlocked
+from skillnb.jupyter.extension import current_session
+from skillnb.jupyter.session import NotebookSession
+from skillnb.jupyter.widgets import RunView
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+class ZMQInteractiveShell(RaisingShell):
+    """Named like ipykernel's shell, so the session takes it for a kernel with widgets."""
+
+
+@pytest.fixture
+def kernel_shell(notebook: Path) -> Iterator[ZMQInteractiveShell]:
+    """A kernel-like shell (the running one) with ``%load_ext skillnb`` done."""
+    ZMQInteractiveShell.clear_instance()
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = ZMQInteractiveShell.instance(config=config)
+    shell.display_pub = CapturingDisplayPublisher()
+    shell.run_line_magic("load_ext", "skillnb")
+    yield shell
+    shell.run_line_magic("unload_ext", "skillnb")
+    ZMQInteractiveShell.clear_instance()
+
+
+def _session(shell: RaisingShell) -> NotebookSession:
+    session = current_session(shell)
+    assert session is not None
+    return session
+
+
+def _widget_outputs(shell: RaisingShell) -> int:
+    return sum(WIDGET_MIME in o["data"] for o in shell.display_pub.outputs)
+
+
+def test_each_new_view_stops_the_previous_one(
+    kernel_shell: ZMQInteractiveShell, tmp_path: Path
+) -> None:
+    session = _session(kernel_shell)
+    shown: list[RunView] = []
+
+    def latest() -> RunView:
+        view = session.view
+        assert view is not None
+        if view not in shown:
+            shown.append(view)
+        return view
+
+    try:
+        cell(kernel_shell, "%%formalize budget\n1200")
+        cell(kernel_shell, "%skillnb status")
+        first = latest()
+        assert first.live
+        cell(kernel_shell, "%skillnb status")
+        second = latest()
+        assert second is not first
+        assert (first.live, second.live) == (False, True)
+        cell(kernel_shell, "%resume")
+        third = latest()
+        assert (second.live, third.live) == (False, True)
+        with pytest.raises(GateBlocked):
+            cell(kernel_shell, "%%gate --name ship --requires owner\npass")
+        blocked = latest()
+        assert (third.live, blocked.live) == (False, True)
+        assert _widget_outputs(kernel_shell) == 4
+
+        cell(kernel_shell, "import skillnb.jupyter.extension as x\nx.current_run().formalize('owner', 1)")
+        assert "owner" in blocked.facts.value  # the live one follows the run
+        assert "owner" not in first.facts.value  # a stopped one does not...
+        first.refresh_button.click()
+        assert "owner" in first.facts.value  # ...but its buttons still work
+
+        cell(kernel_shell, f"%skillnb use {tmp_path / 'other.ipynb'}")
+        assert not blocked.live  # the run it followed is no longer the session's
+    finally:
+        for view in shown:
+            view.close()
+
+
+def test_no_view_without_widgets(kernel_shell: ZMQInteractiveShell) -> None:
+    cell(kernel_shell, '%config SkillNB.widgets = False')
+    cell(kernel_shell, "%skillnb status")
+    assert _session(kernel_shell).view is None
+    assert _widget_outputs(kernel_shell) == 0
