@@ -104,8 +104,8 @@ export async function resumeNotebook(
     const result = await resumeInKernel(kernel);
     const model = panel.content.model;
     if (model !== null) {
-      for (const bundle of result.bundles) {
-        applyOutputMirror(model, null, bundle);
+      for (const output of result.outputs) {
+        applyOutputMirror(model, null, output.data, output.metadata);
       }
     }
     const ok = result.status === 'ok';

@@ -1,7 +1,7 @@
 /**
  * The metadata mirror, pure part: merge what the kernel emits (a `skillnb.mirror` comm
- * message or the `mirror` field of a skillnb output) into `metadata["skillnb"]` of the
- * notebook and of a cell. It works on a small interface so it runs in unit tests without a
+ * message, or the `mirror` a skillnb output carries in its metadata) into
+ * `metadata["skillnb"]` of the notebook and of a cell. It works on a small interface so it runs in unit tests without a
  * notebook model; `mirrorconnector.ts` wires it to open notebooks.
  */
 import {
@@ -10,7 +10,12 @@ import {
   type ReadonlyPartialJSONObject
 } from '@lumino/coreutils';
 
-import { parseBundle, parseMirrorMessage, isObject } from './parse';
+import {
+  isObject,
+  parseBundle,
+  parseMirrorMessage,
+  parseOutputVolatile
+} from './parse';
 import { METADATA_KEY, MIME_TYPE } from './tokens';
 
 /** Anything with JupyterLab-4-style metadata accessors (notebook and cell models). */
@@ -104,24 +109,33 @@ export function applyMirrorMessage(
 /**
  * Apply the `mirror` of a skillnb output that appeared in `cell`.
  *
+ * The mirror is read from the output's metadata (`metadata[MIME_TYPE].mirror`); for an
+ * output saved before it moved there, from the bundle's data.
+ *
  * @param data the output's MIME bundle (only `application/vnd.skillnb.v1+json` is read)
+ * @param metadata the output's metadata
  * @returns null when the output is not a skillnb output with a mirror
  */
 export function applyOutputMirror(
   notebook: IMetadataHolder,
   cell: IMetadataHolder | null,
-  data: { readonly [mime: string]: unknown }
+  data: { readonly [mime: string]: unknown },
+  metadata: { readonly [key: string]: unknown } = {}
 ): IMirrorChange | null {
-  const bundle = parseBundle(data[MIME_TYPE]);
-  if (bundle === null || bundle.mirror === null) {
+  const raw = data[MIME_TYPE];
+  if (parseBundle(raw) === null) {
+    return null;
+  }
+  const mirror = parseOutputVolatile(metadata, raw)?.mirror ?? null;
+  if (mirror === null) {
     return null;
   }
   const change: IMirrorChange = { notebook: false, cell: false };
-  if (bundle.mirror.notebook !== null) {
-    change.notebook = applyNotebookMirror(notebook, bundle.mirror.notebook);
+  if (mirror.notebook !== null) {
+    change.notebook = applyNotebookMirror(notebook, mirror.notebook);
   }
-  if (bundle.mirror.cell !== null && cell !== null) {
-    change.cell = applyCellMirror(cell, bundle.mirror.cell);
+  if (mirror.cell !== null && cell !== null) {
+    change.cell = applyCellMirror(cell, mirror.cell);
   }
   return change;
 }

@@ -2,8 +2,8 @@
  * Keeps each open notebook's `metadata["skillnb"]` and cells' `metadata["skillnb"]` in
  * step with the kernel: registers the `skillnb.mirror` comm target on every notebook's
  * kernel (again after a kernel change; a restart keeps the registration) and reads the
- * `mirror` of skillnb outputs as they arrive, so the mirror also works when the comm is
- * unavailable. The kernel never writes the open `.ipynb`; saving the notebook carries
+ * `mirror` that skillnb outputs carry in their metadata as they arrive, so the mirror also
+ * works when the comm is unavailable. The kernel never writes the open `.ipynb`; saving the notebook carries
  * the mirror.
  */
 import type { ICellModel, ICodeCellModel } from '@jupyterlab/cells';
@@ -19,6 +19,7 @@ import {
   type IMirrorTarget
 } from './mirror';
 import { COMM_TARGET } from './tokens';
+import type { IOutputBundle } from './types';
 
 /** Called after the mirror of the notebook at `path` changed. */
 export type MirrorActivity = (path: string, change: IMirrorChange) => void;
@@ -48,16 +49,13 @@ export class NotebookMirror {
     this._report(change);
   }
 
-  /** Apply the mirror carried by an output bundle, for `cell` (or none). */
-  applyOutput(
-    cell: ICellModel | null,
-    data: { readonly [mime: string]: unknown }
-  ): void {
+  /** Apply the mirror carried by an output (its metadata), for `cell` (or none). */
+  applyOutput(cell: ICellModel | null, output: IOutputBundle): void {
     const model = this._panel.content.model;
     if (model === null) {
       return;
     }
-    this._report(applyOutputMirror(model, cell, data));
+    this._report(applyOutputMirror(model, cell, output.data, output.metadata));
   }
 
   private _report(change: IMirrorChange | null): void {
@@ -126,7 +124,7 @@ export class NotebookMirror {
           return;
         }
         for (const output of args.newValues) {
-          this.applyOutput(cell, output.data);
+          this.applyOutput(cell, output);
         }
       }
     );

@@ -5,7 +5,7 @@
  */
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-import { FORMAT_VERSION } from './tokens';
+import { FORMAT_VERSION, MIME_TYPE } from './tokens';
 import type {
   BundleStatus,
   IBatchView,
@@ -17,6 +17,7 @@ import type {
   IMirror,
   IMirrorMessage,
   INextTrigger,
+  IOutputVolatile,
   IPendingApproval,
   IRunDescription,
   IRunVersion,
@@ -240,8 +241,35 @@ export function parseBundle(value: unknown): ISkillnbBundle | null {
     badge: str(value.badge, str(value.kind, 'skillnb')),
     status,
     key: strOrNull(value.key),
-    trigger: strOrNull(value.trigger),
-    mirror: readMirror(value.mirror)
+    trigger: strOrNull(value.trigger)
+  };
+}
+
+/**
+ * Read the volatile part of a skillnb output from its metadata (`metadata[MIME_TYPE]`).
+ *
+ * Outputs saved before the volatile fields moved to the metadata carry the mirror in the
+ * bundle's data instead: pass that data as `legacyData` to read it from there.
+ *
+ * @returns null when the metadata holds nothing this extension understands
+ */
+export function parseOutputVolatile(
+  metadata: unknown,
+  legacyData: unknown = null
+): IOutputVolatile | null {
+  const raw = isObject(metadata) ? metadata[MIME_TYPE] : undefined;
+  const ours =
+    isObject(raw) && (raw.v ?? FORMAT_VERSION) === FORMAT_VERSION ? raw : null;
+  const legacy = isObject(legacyData) ? legacyData : null;
+  if (ours === null && legacy === null) {
+    return null;
+  }
+  const mirror =
+    ours !== null && 'mirror' in ours ? ours.mirror : legacy?.mirror;
+  return {
+    run_id: strOrNull(ours?.run_id),
+    at: strOrNull(ours?.at),
+    mirror: readMirror(mirror)
   };
 }
 

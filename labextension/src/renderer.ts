@@ -1,26 +1,18 @@
 /**
  * The MIME renderer for `application/vnd.skillnb.v1+json`: a compact badge with the
  * bundle's `badge` text, styled by its `status`, and the output's plain text folded
- * underneath (open for outcomes that need attention). Text goes into the DOM as text
- * nodes only; nothing from the bundle is parsed as HTML.
+ * underneath (open for outcomes that need attention); the badge's tooltip says when the
+ * output was shown (from the output's metadata). What to show is decided in `badge.ts`.
+ * Text goes into the DOM as text nodes only; nothing from the bundle is parsed as HTML.
  */
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
-import { parseBundle } from './parse';
+import { describeOutput } from './badge';
 import { MIME_TYPE } from './tokens';
-import type { BundleStatus } from './types';
 
 /** CSS class of the renderer's node. */
 export const BADGE_OUTPUT_CLASS = 'jp-skillnb-output';
-
-/** Statuses whose details are shown unfolded. */
-const ATTENTION: ReadonlySet<BundleStatus> = new Set<BundleStatus>([
-  'blocked',
-  'waiting',
-  'warning',
-  'error'
-]);
 
 /** Renders one skillnb output. */
 export class BadgeRenderer extends Widget implements IRenderMime.IRenderer {
@@ -32,31 +24,29 @@ export class BadgeRenderer extends Widget implements IRenderMime.IRenderer {
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     const node = this.node;
     node.replaceChildren();
-    const bundle = parseBundle(model.data[MIME_TYPE]);
-    const plain = model.data['text/plain'];
-    const text = typeof plain === 'string' ? plain : '';
+    const view = describeOutput(model.data, model.metadata);
     const badge = document.createElement('span');
     badge.className = 'jp-skillnb-badge';
-    if (bundle === null) {
+    if (view === null) {
       badge.classList.add('jp-skillnb-status-error');
       badge.textContent = 'skillnb output of an unknown format';
       node.appendChild(badge);
       return Promise.resolve();
     }
-    badge.classList.add(`jp-skillnb-status-${bundle.status}`);
-    badge.dataset.status = bundle.status;
-    badge.dataset.kind = bundle.kind;
-    badge.textContent = bundle.badge;
-    badge.title = `SKILL.nb ${bundle.kind}: ${bundle.status}`;
+    badge.classList.add(`jp-skillnb-status-${view.status}`);
+    badge.dataset.status = view.status;
+    badge.dataset.kind = view.kind;
+    badge.textContent = view.badge;
+    badge.title = view.title;
     node.appendChild(badge);
-    if (text.trim() && text.trim() !== bundle.badge.trim()) {
+    if (view.details !== null) {
       const details = document.createElement('details');
       details.className = 'jp-skillnb-details';
-      details.open = ATTENTION.has(bundle.status);
+      details.open = view.open;
       const summary = document.createElement('summary');
       summary.textContent = 'details';
       const pre = document.createElement('pre');
-      pre.textContent = text;
+      pre.textContent = view.details;
       details.append(summary, pre);
       node.appendChild(details);
     }

@@ -6,8 +6,9 @@
  */
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
-import { parseBundle } from './parse';
+import { isObject, parseBundle } from './parse';
 import { MIME_TYPE } from './tokens';
+import type { IOutputBundle } from './types';
 
 /**
  * The code sent to the kernel. It loads the extension only when needed (no "already
@@ -29,8 +30,8 @@ export interface IResumeResult {
   text: string;
   /** The badge texts of the skillnb outputs, in order. */
   badges: string[];
-  /** The MIME bundles of the skillnb outputs (their mirrors are applied by the caller). */
-  bundles: { readonly [mime: string]: unknown }[];
+  /** The skillnb outputs, data and metadata (the caller applies their mirrors). */
+  outputs: IOutputBundle[];
 }
 
 /** Gathers the iopub messages of one execution. */
@@ -45,7 +46,7 @@ export class OutputCollector {
       case 'display_data':
       case 'execute_result':
       case 'update_display_data':
-        this._addData(content.data);
+        this._addOutput(content.data, content.metadata);
         break;
       case 'error':
         this._error = true;
@@ -64,29 +65,31 @@ export class OutputCollector {
       status: failed || this._error ? 'error' : 'ok',
       text: this._parts.join('').replace(/\n+$/, ''),
       badges: [...this._badges],
-      bundles: [...this._bundles]
+      outputs: [...this._outputs]
     };
   }
 
-  private _addData(data: unknown): void {
-    if (typeof data !== 'object' || data === null) {
+  private _addOutput(data: unknown, metadata: unknown): void {
+    if (!isObject(data)) {
       return;
     }
-    const bundle = data as { readonly [mime: string]: unknown };
-    const plain = bundle['text/plain'];
+    const plain = data['text/plain'];
     if (typeof plain === 'string') {
       this._parts.push(plain.endsWith('\n') ? plain : `${plain}\n`);
     }
-    const skillnb = parseBundle(bundle[MIME_TYPE]);
+    const skillnb = parseBundle(data[MIME_TYPE]);
     if (skillnb !== null) {
       this._badges.push(skillnb.badge);
-      this._bundles.push(bundle);
+      this._outputs.push({
+        data,
+        metadata: isObject(metadata) ? metadata : {}
+      });
     }
   }
 
   private readonly _parts: string[] = [];
   private readonly _badges: string[] = [];
-  private readonly _bundles: { readonly [mime: string]: unknown }[] = [];
+  private readonly _outputs: IOutputBundle[] = [];
   private _error = false;
 }
 

@@ -129,13 +129,16 @@ export interface IDecisionResult {
 export type BundleStatus =
   'ok' | 'restored' | 'blocked' | 'waiting' | 'warning' | 'error';
 
-/** The mirror carried by bundles and comm messages. */
+/** The mirror carried by outputs' metadata and comm messages. */
 export interface IMirror {
   notebook: ReadonlyPartialJSONObject | null;
   cell: ReadonlyPartialJSONObject | null;
 }
 
-/** The `application/vnd.skillnb.v1+json` bundle of a magic output. */
+/**
+ * The `application/vnd.skillnb.v1+json` data of a magic output: deterministic fields only
+ * (the same on every fresh execution), so nbval can compare it.
+ */
 export interface ISkillnbBundle {
   v: number;
   kind: string;
@@ -143,7 +146,22 @@ export interface ISkillnbBundle {
   status: BundleStatus;
   key: string | null;
   trigger: string | null;
+}
+
+/**
+ * The volatile part of a magic output, in the output's metadata under the same MIME type:
+ * the run id, when it was shown, the events it committed (not read here) and the mirror.
+ */
+export interface IOutputVolatile {
+  run_id: string | null;
+  at: string | null;
   mirror: IMirror | null;
+}
+
+/** An output's MIME bundle and metadata, as the kernel sent them or the notebook holds them. */
+export interface IOutputBundle {
+  readonly data: { readonly [mime: string]: unknown };
+  readonly metadata: { readonly [key: string]: unknown };
 }
 
 /** A message on the `skillnb.mirror` comm. */

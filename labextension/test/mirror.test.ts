@@ -88,27 +88,61 @@ describe('mirror', () => {
     assert.equal(nb.writes, 0);
   });
 
-  it('applies the mirror carried by a skillnb output', () => {
+  const BUNDLE = {
+    'text/plain': 'budget v1',
+    [MIME_TYPE]: {
+      v: 1,
+      kind: 'formalize',
+      badge: '📌 budget v1',
+      status: 'ok',
+      key: 'budget',
+      trigger: null
+    }
+  };
+
+  it('applies the mirror a skillnb output carries in its metadata', () => {
     const nb = new Holder();
     const cell = new Holder();
-    const data = {
-      'text/plain': 'budget v1',
+    const metadata = {
       [MIME_TYPE]: {
         v: 1,
-        kind: 'formalize',
-        badge: '📌 budget v1',
-        status: 'ok',
+        run_id: 'r1',
+        at: '2026-01-01T10:00:00+00:00',
+        events: [],
         mirror: { notebook: MIRROR, cell: { step: 'budget', version: 1 } }
       }
     };
-    assert.deepEqual(applyOutputMirror(nb, cell, data), {
+    assert.deepEqual(applyOutputMirror(nb, cell, BUNDLE, metadata), {
+      notebook: true,
+      cell: true
+    });
+    assert.deepEqual(nb.metadata.skillnb, MIRROR);
+    assert.deepEqual(cell.metadata.skillnb, { step: 'budget', version: 1 });
+    assert.equal(
+      applyOutputMirror(nb, cell, { 'text/plain': 'plain output' }, metadata),
+      null
+    );
+    assert.equal(applyOutputMirror(nb, cell, BUNDLE, {}), null);
+  });
+
+  it('applies the mirror of an output saved before it moved to the metadata', () => {
+    const nb = new Holder();
+    const cell = new Holder();
+    const legacy = {
+      ...BUNDLE,
+      [MIME_TYPE]: {
+        ...BUNDLE[MIME_TYPE],
+        events: [],
+        mirror: { notebook: MIRROR, cell: { step: 'budget', version: 1 } }
+      }
+    };
+    const oldMetadata = {
+      [MIME_TYPE]: { run_id: 'r1', at: '2024-01-01T00:00:00+00:00' }
+    };
+    assert.deepEqual(applyOutputMirror(nb, cell, legacy, oldMetadata), {
       notebook: true,
       cell: true
     });
     assert.deepEqual(cell.metadata.skillnb, { step: 'budget', version: 1 });
-    assert.equal(
-      applyOutputMirror(nb, cell, { 'text/plain': 'plain output' }),
-      null
-    );
   });
 });

@@ -38,7 +38,7 @@ class FakeKernel {
 class FakeCell extends Holder {
   outputsChanged = new Signal<
     object,
-    { type: string; newValues: { data: object }[] }
+    { type: string; newValues: { data: object; metadata: object }[] }
   >(this);
   constructor(
     readonly id: string,
@@ -143,9 +143,11 @@ describe('NotebookMirror', () => {
           v: 1,
           kind: 'formalize',
           badge: 'budget v1',
-          status: 'ok',
-          mirror: { notebook: MIRROR, cell }
+          status: 'ok'
         }
+      },
+      metadata: {
+        [MIME_TYPE]: { v: 1, run_id: 'r1', mirror: { notebook: MIRROR, cell } }
       }
     });
     old.outputsChanged.emit({
@@ -170,7 +172,7 @@ describe('NotebookMirror', () => {
     });
     added.outputsChanged.emit({
       type: 'add',
-      newValues: [{ data: { 'text/plain': '3' } }]
+      newValues: [{ data: { 'text/plain': '3' }, metadata: {} }]
     });
     assert.deepEqual(added.metadata.skillnb, { gate: 'publish' });
   });

@@ -6,8 +6,10 @@ import {
   parseBundle,
   parseDescription,
   parseMirrorMessage,
+  parseOutputVolatile,
   parseVersion
 } from '../src/parse';
+import { MIME_TYPE } from '../src/tokens';
 
 describe('parseDescription', () => {
   it('fills safe defaults for missing or mistyped fields', () => {
@@ -53,20 +55,23 @@ describe('parseDescription', () => {
 });
 
 describe('parseBundle', () => {
-  it('reads a bundle and its mirror', () => {
+  it('reads the deterministic fields of a bundle', () => {
     const bundle = parseBundle({
       v: 1,
       kind: 'formalize',
       badge: '📌 budget v2',
       status: 'restored',
       key: 'budget',
-      trigger: null,
-      mirror: { notebook: { v: 1, version: 5 }, cell: null }
+      trigger: null
     });
-    assert.equal(bundle?.badge, '📌 budget v2');
-    assert.equal(bundle?.status, 'restored');
-    assert.deepEqual(bundle?.mirror?.notebook, { v: 1, version: 5 });
-    assert.equal(bundle?.mirror?.cell, null);
+    assert.deepEqual(bundle, {
+      v: 1,
+      kind: 'formalize',
+      badge: '📌 budget v2',
+      status: 'restored',
+      key: 'budget',
+      trigger: null
+    });
   });
 
   it('ignores other versions and maps an unknown status to ok', () => {
@@ -77,6 +82,57 @@ describe('parseBundle', () => {
       'ok'
     );
     assert.equal(parseBundle({ v: 1, kind: 'gate' })?.badge, 'gate');
+  });
+});
+
+describe('parseOutputVolatile', () => {
+  const mirror = { notebook: { v: 1, version: 5 }, cell: { step: 'budget' } };
+
+  it('reads the run id, the time and the mirror from the output metadata', () => {
+    const volatile = parseOutputVolatile({
+      [MIME_TYPE]: {
+        v: 1,
+        run_id: 'r1',
+        at: '2026-01-01T10:00:00+00:00',
+        events: [{ seq: 3 }],
+        mirror
+      },
+      'image/png': { width: 3 }
+    });
+    assert.deepEqual(volatile, {
+      run_id: 'r1',
+      at: '2026-01-01T10:00:00+00:00',
+      mirror
+    });
+  });
+
+  it('reads the mirror of an output saved before it moved to the metadata', () => {
+    const legacyData = { v: 1, kind: 'formalize', badge: 'b', mirror };
+    const oldMetadata = {
+      [MIME_TYPE]: { run_id: 'r1', at: '2024-01-01T00:00:00+00:00' }
+    };
+    assert.deepEqual(parseOutputVolatile(oldMetadata, legacyData), {
+      run_id: 'r1',
+      at: '2024-01-01T00:00:00+00:00',
+      mirror
+    });
+    assert.deepEqual(parseOutputVolatile({}, legacyData)?.mirror, mirror);
+  });
+
+  it('prefers the metadata, and ignores foreign or newer formats', () => {
+    const legacyData = { v: 1, mirror };
+    const metadata = { [MIME_TYPE]: { v: 1, run_id: 'r2', mirror: null } };
+    assert.equal(parseOutputVolatile(metadata, legacyData)?.mirror, null);
+    assert.equal(parseOutputVolatile({}), null);
+    assert.equal(parseOutputVolatile('text'), null);
+    assert.equal(
+      parseOutputVolatile({ [MIME_TYPE]: { v: 2, run_id: 'r', mirror } }),
+      null
+    );
+    assert.deepEqual(
+      parseOutputVolatile({ [MIME_TYPE]: { v: 1, run_id: 7, at: ['x'] } }),
+      { run_id: null, at: null, mirror: null }
+    );
   });
 });
 

@@ -32,20 +32,32 @@ describe('Resume', () => {
     collector.add(
       iopub('stream', { name: 'stdout', text: 'SKILL.nb: run r1\n' })
     );
+    const metadata = {
+      [MIME_TYPE]: {
+        v: 1,
+        run_id: 'r1',
+        mirror: { notebook: null, cell: null }
+      }
+    };
     collector.add(
       iopub('display_data', {
         data: {
           'text/plain': 'resumed: state review',
           [MIME_TYPE]: { v: 1, kind: 'resume', badge: '↻ review', status: 'ok' }
-        }
+        },
+        metadata
       })
+    );
+    collector.add(
+      iopub('display_data', { data: { 'text/plain': 'plain' }, metadata: {} })
     );
     collector.add(iopub('status', { execution_state: 'idle' }));
     const result = collector.result();
     assert.equal(result.status, 'ok');
-    assert.equal(result.text, 'SKILL.nb: run r1\nresumed: state review');
+    assert.equal(result.text, 'SKILL.nb: run r1\nresumed: state review\nplain');
     assert.deepEqual(result.badges, ['↻ review']);
-    assert.equal(result.bundles.length, 1);
+    assert.equal(result.outputs.length, 1);
+    assert.deepEqual(result.outputs[0].metadata, metadata);
   });
 
   it('reports an error from the kernel', async () => {

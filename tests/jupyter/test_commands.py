@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from shellkit import RaisingShell, bundles, cell, last, make_shell
+from shellkit import RaisingShell, bundles, cell, last, last_volatile, make_shell
 
 from skillnb.errors import ApprovalError, SkillnbError
 from skillnb.jupyter.extension import current_run
@@ -64,12 +65,36 @@ def test_approve_without_a_request_is_refused_shortly(ip: RaisingShell) -> None:
     )
 
 
+def test_the_approval_output_names_no_random_request_id(ip: RaisingShell) -> None:
+    cell(ip, "%%gate --name ship --approval 'Go?' --on-block skip\n1\n")
+    (request,) = current_run(ip).pending()
+    cell(ip, "%skillnb approve ship.approval --by ana --note 'fine'")
+    data = last(ip)
+    assert data["text/plain"].splitlines() == [
+        "✓ ship.approval approved by ana",
+        "request for gate:ship: fine",
+        "run the gated cell again to go on",
+    ]
+    assert request.id not in data["text/html"]
+    (event,) = last_volatile(ip)["events"]  # the id travels in the output's metadata
+    assert (event["type"], event["data"]["id"]) == ("approval.decided", request.id)
+
+
 def test_summary_and_compact(ip: RaisingShell) -> None:
     cell(ip, "%%formalize budget --kind decision\n5000")
     cell(ip, "%skillnb summary --max-chars 2000")
     data = last(ip)
     assert data["text/markdown"].startswith("# SKILL.nb run summary")
     assert len(data["text/markdown"]) <= 2000
+    run = current_run(ip)
+    full = run.summary(max_chars=2000)
+    assert run.id in full  # the summary an LLM gets names the run and its times...
+    assert re.search(r"^updated: 20\d\d-", full, re.MULTILINE)
+    for shown in (data["text/markdown"], data["text/plain"]):  # ...its notebook output does not
+        assert run.id not in shown
+        assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:", shown)
+        assert "- budget (v1) = 5000" in shown
+        assert "run: this run" in shown
     cell(ip, "%skillnb compact")
     assert last(ip)["text/plain"] == "compacted at version 4"
     assert (Path(".skillnb") / "analysis" / "snapshot.json").exists()

@@ -174,7 +174,7 @@ def test_current_run_without_a_notebook_names_the_ways_to_say_where(
 ) -> None:
     monkeypatch.delenv("SKILLNB_NOTEBOOK")
     bare_shell.run_line_magic("load_ext", "skillnb")
-    with pytest.raises(NoRunLocation, match="%skillnb use PATH.ipynb") as caught:
+    with pytest.raises(NoRunLocation, match=r"%skillnb use PATH\.ipynb") as caught:
         current_run(bare_shell)
     assert isinstance(caught.value, SkillnbError)
 

@@ -77,7 +77,8 @@ def test_each_new_view_stops_the_previous_one(
         assert (third.live, blocked.live) == (False, True)
         assert _widget_outputs(kernel_shell) == 4
 
-        cell(kernel_shell, "import skillnb.jupyter.extension as x\nx.current_run().formalize('owner', 1)")
+        code = "from skillnb.jupyter.extension import current_run\n"
+        cell(kernel_shell, code + "current_run().formalize('owner', 1)")
         assert "owner" in blocked.facts.value  # the live one follows the run
         assert "owner" not in first.facts.value  # a stopped one does not...
         first.refresh_button.click()
@@ -91,7 +92,7 @@ def test_each_new_view_stops_the_previous_one(
 
 
 def test_no_view_without_widgets(kernel_shell: ZMQInteractiveShell) -> None:
-    cell(kernel_shell, '%config SkillNB.widgets = False')
+    cell(kernel_shell, "%config SkillNB.widgets = False")
     cell(kernel_shell, "%skillnb status")
     assert _session(kernel_shell).view is None
     assert _widget_outputs(kernel_shell) == 0

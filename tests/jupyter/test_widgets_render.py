@@ -165,6 +165,21 @@ def test_text_is_deterministic_without_ids_or_times() -> None:
     assert render_text(later) == text
 
 
+def test_saved_html_fallback_holds_no_times_or_ids() -> None:
+    view = sample_view()
+    page = render.render_html(view)
+    for volatile in ("a1b2c3d4e5f6", "f00dbabe42", "2024-05-01", "T09:"):
+        assert volatile not in page
+    later = {**view, "updated_at": "2030-01-01T00:00:00+00:00", "run_id": "ffffffffffff"}
+    later["history"] = [{**h, "at": "2030-01-01T00:00:00+00:00"} for h in view["history"]]
+    later["history"][0]["summary"] = "run ffffffffffff created"
+    later["facts"] = [{**f, "at": "2030-01-01T00:00:00+00:00"} for f in view["facts"]]
+    assert render.render_html(later) == page
+    # the live widget's sections keep the times, as tooltips
+    assert 'title="2024-05-01T09:00:00+00:00"' in render.facts_html(view)
+    assert 'title="2024-05-01T08:00:00+00:00"' in render.history_html(view)
+
+
 def test_html_escapes_facts_gate_messages_and_approvals() -> None:
     page = render.render_html(sample_view())
     assert "<script" not in page

@@ -22,6 +22,12 @@ PANEL = "#skillnb-run-panel"
 PANEL_TAB = '.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="skillnb-run-panel"]'
 TOOLBAR_ITEM = '.jp-NotebookPanel-toolbar [data-jp-item-name="{}"]'
 KERNEL_START_MS = 60_000
+SKILLNB_MIME = "application/vnd.skillnb.v1+json"
+MUTE_COMM = (
+    "from skillnb.jupyter.extension import current_session\n"
+    "current_session().channel.send = lambda message: None\n"
+    "print('muted')"
+)
 
 
 def expect() -> Any:
@@ -52,13 +58,25 @@ def answer_dialog(page: Any, text: str, button: str) -> None:
     expect()(dialog).to_have_count(0)
 
 
-def saved_notebook(path: Path, timeout_s: float = 10.0) -> dict[str, Any]:
-    """The notebook file once it carries the run mirror (JupyterLab saves asynchronously)."""
+def run_cell(page: Any, index: int) -> None:
+    """Make cell ``index`` active and run it through JupyterLab's command."""
+    page.evaluate(
+        """async (index) => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            panel.content.activeCellIndex = index;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }""",
+        index,
+    )
+
+
+def saved_notebook(path: Path, timeout_s: float = 10.0, fact: str = "budget") -> dict[str, Any]:
+    """The notebook file once its run mirror holds ``fact`` (JupyterLab saves asynchronously)."""
     deadline = time.monotonic() + timeout_s
     while True:
         data: dict[str, Any] = json.loads(path.read_text())
         facts = data["metadata"].get("skillnb", {}).get("facts", {})
-        if "budget" in facts or time.monotonic() > deadline:
+        if fact in facts or time.monotonic() > deadline:
             return data
         time.sleep(0.2)
 
@@ -128,7 +146,39 @@ def test_panel_toolbar_and_mirror(
     cell_mirror = saved["cells"][1]["metadata"]["skillnb"]
     assert (cell_mirror["step"], cell_mirror["version"]) == ("budget", 1)
     assert skillnb.open_run(notebook, memory=False).fact("budget").value == 1200
+    # The output's data is deterministic; its metadata holds the volatile part, and the
+    # badge's tooltip says when it was shown.
+    [output] = [o for o in saved["cells"][1]["outputs"] if SKILLNB_MIME in o.get("data", {})]
+    assert set(output["data"][SKILLNB_MIME]) == {"v", "kind", "badge", "status", "key", "trigger"}
+    volatile = output["metadata"][SKILLNB_MIME]
+    assert volatile["run_id"] == run.id
+    assert volatile["mirror"]["cell"]["step"] == "budget"
+    assert "fact.formalized" in [e["type"] for e in volatile["events"]]
+    check(badge).to_have_attribute("title", re.compile(r"^SKILL\.nb formalize: ok · shown \d{4}-"))
     page.screenshot(path=str(ui_output / "5-formalized-and-saved.png"))
+
+    # With the comm silenced, the mirror still arrives, through the outputs' metadata.
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    mute = cells.count()  # Shift+Enter above added an empty cell at the end
+    page.evaluate(
+        """(sources) => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            const model = panel.content.model;
+            for (const source of sources) {
+                model.sharedModel.insertCell(model.cells.length, {cell_type: 'code', source});
+            }
+        }""",
+        [MUTE_COMM, "%%formalize owner\n'ana'"],
+    )
+    check(cells).to_have_count(mute + 2)
+    run_cell(page, mute)
+    check(cells.nth(mute).locator(".jp-OutputArea-output")).to_contain_text("muted")
+    run_cell(page, mute + 1)
+    check(cells.nth(mute + 1).locator(".jp-skillnb-badge")).to_contain_text("owner")
+    page.keyboard.press("Control+s")
+    saved = saved_notebook(notebook, fact="owner")
+    assert saved["metadata"]["skillnb"]["facts"]["owner"]["version"] == 1
+    assert saved["cells"][mute + 1]["metadata"]["skillnb"]["step"] == "owner"
 
 
 def test_milestone_without_a_run_says_so(lab_server: Any, page: Any, ui_output: Path) -> None:

@@ -1,9 +1,11 @@
 """The RunView widget in a real JupyterLab and a headless Chromium.
 
 A notebook loads the extension, defines a workflow whose ``submit`` needs an approval, shows
-the view (``%skillnb status``) and runs the gated cell, which gets blocked. The view updates
-live to show the pending request; **Approve** records the approval in the sidecar; running
-the gated cell again passes and the view follows the run into ``review``.
+the view (``%skillnb status``) and runs the gated cell, which gets blocked and shows a view of
+its own. Only the newest view follows the run: the older one stops (it stays on screen and
+its buttons work). The blocked cell's view shows the pending request; **Approve** records the
+approval in the sidecar; running the gated cell again passes, and the older view's
+**Refresh** shows the run in ``review``.
 """
 
 from __future__ import annotations
@@ -99,14 +101,15 @@ def test_run_view_approve_and_pass(
     )
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
-    # The view shown by `%skillnb status` has the current state; the gate cell, blocked
-    # after it, updates it live (and shows a view of its own).
+    # The view shown by `%skillnb status` has the current state. The gate cell, blocked after
+    # it, shows a view of its own, which now follows the run; the older one stopped.
     cells = page.locator(".jp-Notebook .jp-Cell")
-    view = cells.nth(STATUS_CELL).locator(VIEW)
-    check(view).to_have_count(1, timeout=KERNEL_START_MS)
-    check(view.locator(".skillnb-current-state")).to_have_text("draft")
+    status_view = cells.nth(STATUS_CELL).locator(VIEW)
+    check(status_view).to_have_count(1, timeout=KERNEL_START_MS)
+    check(status_view.locator(".skillnb-current-state")).to_have_text("draft")
     gate_cell = cells.nth(GATE_CELL)
-    check(gate_cell.locator(VIEW)).to_have_count(1, timeout=30_000)
+    view = gate_cell.locator(VIEW)
+    check(view).to_have_count(1, timeout=30_000)
     blocked = view.locator(".skillnb-next-blocked")
     check(blocked).to_contain_text("submit → review")
     check(blocked).to_contain_text("boss")
@@ -114,6 +117,7 @@ def test_run_view_approve_and_pass(
     approve = view.get_by_role("button", name="Approve")
     check(approve).to_have_count(1)
     check(view.locator(".skillnb-pending-row")).to_contain_text("Send the draft to review?")
+    check(status_view.get_by_role("button", name="Approve")).to_have_count(0)  # stopped
 
     # The state machine is drawn by JupyterLab's mermaid renderer inside the view.
     diagram = view.locator(".jp-RenderedMermaid figure img[src^='data:image/svg+xml']")
@@ -139,13 +143,15 @@ def test_run_view_approve_and_pass(
         "fine by me",
     )
 
-    # The gated cell now passes and the view follows the run into "review".
+    # The gated cell now passes; the stopped view's Refresh shows the run in "review".
     run_cell(page, GATE_CELL)
-    check(view.locator(".skillnb-current-state")).to_have_text("review", timeout=30_000)
     check(gate_cell.locator(".jp-OutputArea-output")).to_contain_text("submit: draft → review")
     stderr = gate_cell.locator("[data-mime-type='application/vnd.jupyter.stderr']")
     check(stderr).to_have_count(0)
-    check(view.locator(".skillnb-next-blocked")).to_have_count(0)
     assert skillnb.open_run(notebook, memory=False).state == "review"
-    view.scroll_into_view_if_needed()
+    check(status_view.locator(".skillnb-current-state")).to_have_text("draft")
+    status_view.get_by_role("button", name="Refresh").click()
+    check(status_view.locator(".skillnb-current-state")).to_have_text("review", timeout=30_000)
+    check(status_view.locator(".skillnb-next-blocked")).to_have_count(0)
+    status_view.scroll_into_view_if_needed()
     page.screenshot(path=str(ui_output / "widgets-2-approved-and-passed.png"))

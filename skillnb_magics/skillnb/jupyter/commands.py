@@ -17,7 +17,13 @@ from IPython.core.magic_arguments import MagicArgumentParser
 
 from skillnb.jupyter.display import Output, Status
 from skillnb.jupyter.outcomes import resumed
-from skillnb.jupyter.status import render_html, render_text, scrub, status_sections
+from skillnb.jupyter.status import (
+    render_html,
+    render_text,
+    scrub,
+    stable_summary,
+    status_sections,
+)
 
 if TYPE_CHECKING:
     from skillnb.jupyter.session import NotebookSession
@@ -63,7 +69,8 @@ def _decide(session: NotebookSession, args: argparse.Namespace) -> Output:
     decide = run.approve if args.command == "approve" else run.reject
     approval = decide(args.gate, by=args.by, note=args.note)
     note = f": {approval.note}" if approval.note else ""
-    lines = [f"request {approval.id} for {approval.trigger or approval.gate}{note}"]
+    # The request id (random) is in the output's metadata, with the event; not in the text.
+    lines = [f"request for {approval.trigger or approval.gate}{note}"]
     if approval.status == "approved":
         lines.append("run the gated cell again to go on")
     mark = "✓" if approval.status == "approved" else "✗"
@@ -80,7 +87,8 @@ def _rollback(session: NotebookSession, args: argparse.Namespace) -> Output:
 
 
 def _summary(session: NotebookSession, args: argparse.Namespace) -> Output:
-    text = session.run.summary(max_chars=args.max_chars)
+    run = session.run
+    text = stable_summary(run.summary(max_chars=args.max_chars), run.id)
     return Output("summary", "ok", "summary", text.splitlines(), extra={"text/markdown": text})
 
 

@@ -195,15 +195,24 @@ def report_html(view: View) -> str:
     )
 
 
-def facts_html(view: View) -> str:
-    """Render the facts: key, kind, version and a clipped, escaped value."""
+def _when(entry: Mapping[str, Any], times: bool) -> str:
+    """A ``title`` attribute with the entry's time (empty when ``times`` is off)."""
+    return f' title="{_e(entry.get("at") or "")}"' if times else ""
+
+
+def facts_html(view: View, *, times: bool = True) -> str:
+    """Render the facts: key, kind, version and a clipped, escaped value.
+
+    ``times`` adds each fact's time as a tooltip (off in the saved fallback, see
+    :func:`render_html`).
+    """
     facts = view.get("facts") or []
     if not facts:
         return ""
     rows = "".join(
         f'<tr><td style="{_CELL}"><code>{_e(f["key"])}</code></td><td style="{_CELL}">'
         f'{_e(f["kind"])}</td><td style="{_CELL}">v{int(f["version"])}</td>'
-        f'<td style="{_CELL}" title="{_e(f.get("at") or "")}">{_e(f.get("preview", ""), _PREVIEW)}'
+        f'<td style="{_CELL}"{_when(f, times)}>{_e(f.get("preview", ""), _PREVIEW)}'
         + ("" if f.get("restorable", True) else " <i>(not restorable)</i>")
         + "</td></tr>"
         for f in facts
@@ -251,14 +260,16 @@ def batches_html(view: View) -> str:
     return f'<div style="{_BOX}">{"".join(parts)}</div>' if parts else ""
 
 
-def history_html(view: View, *, n: int = 20) -> str:
-    """Render the recent history, newest last, folded in a ``<details>`` element."""
+def history_html(view: View, *, n: int = 20, times: bool = True) -> str:
+    """Render the recent history, newest last, folded in a ``<details>`` element.
+
+    ``times`` adds each event's time as a tooltip.
+    """
     recent = list(view.get("history") or [])[-n:]
     if not recent:
         return ""
     items = "".join(
-        f'<li title="{_e(h.get("at") or "")}">v{int(h["seq"])} · {_e(history_line(h), 160)}</li>'
-        for h in recent
+        f"<li{_when(h, times)}>v{int(h['seq'])} · {_e(history_line(h), 160)}</li>" for h in recent
     )
     return (
         f'<details style="{_BOX}"><summary>History (last {len(recent)})</summary>'
@@ -285,15 +296,19 @@ def mermaid_markdown(source: str, *, direction: str | None = None) -> str:
 
 
 def render_html(view: View) -> str:
-    """Render the whole run as one static, escaped HTML fragment (the widget-less fallback)."""
+    """Render the whole run as one static, escaped HTML fragment (the widget-less fallback).
+
+    It is saved in the notebook, so it holds no times (the live widget shows them as
+    tooltips): a fresh execution gives the same HTML, as ``pytest --nbval`` expects.
+    """
     sections = (
         header_html(view),
         states_html(view),
         pending_html(view),
         report_html(view),
-        facts_html(view),
+        facts_html(view, times=False),
         batches_html(view),
-        history_html(view),
+        history_html(view, times=False),
     )
     body = "".join(s for s in sections if s)
     return f'<div class="skillnb-run-static">{body}</div>'

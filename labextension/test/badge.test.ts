@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { describeOutput } from '../src/badge';
+import { MIME_TYPE } from '../src/tokens';
+
+const SCRIPT = '<script>alert(1)</script>';
+
+function data(status: string, plain: string) {
+  return {
+    'text/plain': plain,
+    [MIME_TYPE]: {
+      v: 1,
+      kind: 'gate',
+      badge: `⛔ publish ${SCRIPT}`,
+      status,
+      key: null,
+      trigger: 'publish'
+    }
+  };
+}
+
+describe('describeOutput', () => {
+  it('takes the badge from the data and the time from the metadata', () => {
+    const metadata = {
+      [MIME_TYPE]: { v: 1, run_id: 'r1', at: '2026-01-01T10:00:00+00:00' }
+    };
+    const view = describeOutput(data('blocked', 'details here'), metadata);
+    assert.deepEqual(view, {
+      kind: 'gate',
+      status: 'blocked',
+      badge: `⛔ publish ${SCRIPT}`, // text, rendered as a text node
+      title: 'SKILL.nb gate: blocked · shown 2026-01-01T10:00:00+00:00',
+      details: 'details here',
+      open: true
+    });
+  });
+
+  it('folds the details of fine outcomes and drops a repeated badge', () => {
+    const fine = describeOutput(data('ok', 'more'));
+    assert.equal(fine?.open, false);
+    assert.equal(fine?.title, 'SKILL.nb gate: ok');
+    const repeated = describeOutput(data('ok', `⛔ publish ${SCRIPT}\n`));
+    assert.equal(repeated?.details, null);
+  });
+
+  it('returns null for a bundle of another format', () => {
+    assert.equal(describeOutput({ [MIME_TYPE]: { v: 2 } }), null);
+    assert.equal(describeOutput({ 'text/plain': 'x' }), null);
+  });
+});
