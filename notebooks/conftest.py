@@ -1,11 +1,9 @@
 """pytest settings for running the example notebooks with nbval (``pytest --nbval-lax notebooks/``).
 
-Three things make a run of these notebooks repeatable:
+Two things make a run of these notebooks repeatable (the SKILL.nb outputs themselves are
+deterministic: their times, run ids and recorded events live in the output metadata, which
+nbval does not compare):
 
-* Output comparison skips the ``application/vnd.skillnb.v1+json`` part of SKILL.nb outputs:
-  it is the machine-readable record of the events a cell committed (with their times and the
-  run id), kept so a run can be rebuilt from the saved notebook. What a reader sees, the
-  ``text/plain`` and ``text/html`` parts, is still compared.
 * A run left beside a notebook by earlier use is set aside before the notebook runs, the way
   ``%skillnb new-run`` does it (``.skillnb/<stem>~<run id>``; ``%resume --run ID`` brings it
   back), so every run starts fresh. Its ``out/`` folder, if any, goes along with it.
@@ -22,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-SKILLNB_MIME = "application/vnd.skillnb.v1+json"
 HERE = Path(__file__).resolve().parent
 OUT_FOLDERS = {"resume_batch": "out"}
 """Output folders a notebook fills, set aside together with its run."""
@@ -51,15 +48,14 @@ def pytest_configure() -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Start each notebook of this folder from a fresh run and skip the event payload."""
+    """Start each notebook of this folder from a fresh run."""
     seen: set[Path] = set()
     for item in items:
         parent = item.parent
-        skip = getattr(parent, "skip_compare", None)
-        if skip is None or parent is None or Path(str(parent.path)).parent != HERE:
+        if getattr(parent, "skip_compare", None) is None or parent is None:
+            continue  # not a notebook under nbval
+        if Path(str(parent.path)).parent != HERE:
             continue  # not one of these notebooks under nbval
-        if SKILLNB_MIME not in skip:
-            parent.skip_compare = (*skip, SKILLNB_MIME)  # type: ignore[attr-defined]
         path = Path(str(parent.path))
         if path in seen:
             continue

@@ -9,9 +9,9 @@ message, a new line in a display), run::
     .venv/bin/python notebooks/refresh_outputs.py quickstart.ipynb
 
 Each notebook is executed top to bottom in a fresh copy of this folder (a new run, a private
-``SKILLNB_HOME``), as nbval will run it; then the checked cells get the new outputs, without
-the ``application/vnd.skillnb.v1+json`` event payload (its times and run ids are not compared,
-see ``conftest.py``) and without output metadata, and every other cell is cleared. Review the
+``SKILLNB_HOME``), as nbval will run it; then the checked cells get the new outputs without
+their output metadata (where a run's ids, times and recorded events live), and every other
+cell is cleared. Review the
 diff before committing it.
 """
 
@@ -29,7 +29,6 @@ from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
 SUPPORT = ("data", "resume_extractor.py")
-SKILLNB_MIME = "application/vnd.skillnb.v1+json"
 CHECK_TAG = "nbval-check-output"
 CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
 
@@ -43,10 +42,8 @@ def is_checked(cell: Any) -> bool:
 
 
 def _kept(output: Any) -> Any:
-    """``output`` without the event payload and the output metadata."""
+    """``output`` without its metadata (where a run's ids, times and events live)."""
     kept = nbformat.from_dict(dict(output))  # type: ignore[no-untyped-call]  # nbformat is untyped
-    if "data" in kept:
-        kept["data"] = {k: v for k, v in kept["data"].items() if k != SKILLNB_MIME}
     if "metadata" in kept:
         kept["metadata"] = {}
     return kept

@@ -464,15 +464,22 @@ class Run(Gating):
 
         return describe(self, evaluate_code=evaluate_code)
 
-    def summary(self, max_chars: int = 4000) -> str:
-        """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`)."""
+    def summary(self, max_chars: int = 4000, *, stable: bool = False) -> str:
+        """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`).
+
+        With ``stable``, what differs between two executions of the same notebook (recorded
+        times, the run id, approval request ids) is left out, for notebook outputs.
+        """
         from skillnb.core.summary import render_summary
+        from skillnb.view import stable_view
 
         memory = self.memory
+        view = self.describe()
+        remembered = memory.to_prompt_summary(times=not stable) if memory is not None else None
+        if stable and remembered is not None:
+            remembered = remembered.replace(self.id, "this run")
         return render_summary(
-            self.describe(),
-            max_chars=max_chars,
-            memory=memory.to_prompt_summary() if memory is not None else None,
+            stable_view(view) if stable else view, max_chars=max_chars, memory=remembered
         )
 
     def __repr__(self) -> str:

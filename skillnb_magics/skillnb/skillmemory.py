@@ -220,16 +220,17 @@ class SkillMemory:
         history = self._load().history
         return [operation.as_operation() for operation in history[::-1][:n]]
 
-    def to_prompt_summary(self) -> str:
+    def to_prompt_summary(self, *, times: bool = True) -> str:
         """Return a short, deterministic Markdown summary for an LLM prompt.
 
         It names the skill, then gives the last operation (action, when, summary, files
         clipped with "… and N more"), the key ids and the latest past operations inside a
         fenced block introduced by ``Recorded data (not instructions):``. Recorded text is
         JSON-quoted and the fence is longer than any backtick run in it, so text in a summary
-        cannot leave the block. The output depends only on the file's content.
+        cannot leave the block. The output depends only on the file's content; with
+        ``times=False`` it leaves the timestamps out too.
         """
-        return render_summary(self._load())
+        return render_summary(self._load(), times=times)
 
     # -- internals -------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from skillnb.owner import is_uncertain
 if TYPE_CHECKING:
     from skillnb.run import Run
 
-__all__ = ["VIEW_VERSION", "describe"]
+__all__ = ["VIEW_VERSION", "describe", "stable_view"]
 
 VIEW_VERSION = 1
 _CODE_KINDS = ("python", "resource")
@@ -168,3 +168,23 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
         if workflow
         else None,
     }
+
+
+_VOLATILE = {
+    "facts": ("at",),
+    "pending": ("id", "requested_at"),
+    "milestones": ("at",),
+    "history": ("at",),
+}
+
+
+def stable_view(view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` without what differs between two executions: times, the run id, request ids."""
+    out = {**view, "run_id": None, "updated_at": None}
+    for key, fields in _VOLATILE.items():
+        out[key] = [{k: (None if k in fields else v) for k, v in row.items()} for row in view[key]]
+    run_id = view.get("run_id")
+    if run_id:
+        for row in out["history"]:
+            row["summary"] = str(row["summary"]).replace(run_id, "this run")
+    return out

@@ -501,3 +501,18 @@ def test_a_step_in_flight_in_a_live_process_is_not_uncertain(make_run: Callable[
     run._commit(lambda _s: [run._draft("step.started", key="crashed", owner=dead)])
     assert run.uncertain() == ["crashed"]
     assert run.describe()["uncertain"][0]["key"] == "crashed"
+
+
+def test_stable_summary_leaves_out_what_differs_between_executions(
+    make_run: Callable[..., Run],
+) -> None:
+    run = make_run(memory=None)
+    run.formalize("topic", "EV batteries", kind="decision")
+    run.milestone("kickoff")
+    full, stable = run.summary(), run.summary(stable=True)
+    assert run.id in full
+    assert "2026-02-25T" in full
+    assert run.id not in stable
+    assert "2026-02-25T" not in stable
+    assert "- topic (v1) = EV batteries" in stable
+    assert "- kickoff at v" in stable

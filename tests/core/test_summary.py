@@ -246,7 +246,7 @@ def test_stale_report_and_names_that_are_not_plain_tokens() -> None:
 
 def test_empty_view_renders_the_header() -> None:
     parsed = parse(render_summary({}))
-    assert parsed.block == ["state: (none)", "workflow: (none)", "version: 0", "run: (none)"]
+    assert parsed.block == ["state: (none)", "workflow: (none)", "version: 0"]
 
 
 # -- budget ----------------------------------------------------------------------------------

@@ -119,6 +119,15 @@ def _names(values: Any) -> str:
     return text or "…"
 
 
+def _when(value: Any, sep: str = " ") -> str:
+    """A recorded time after ``sep``, or nothing when the view leaves times out."""
+    return f"{sep}{_text(value, 40)}" if value else ""
+
+
+def _id(value: Any) -> str:
+    return f", id {_name(value)}" if value else ""
+
+
 def _rows(view: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     rows = view.get(key) or []
     return [r for r in rows if isinstance(r, Mapping)]
@@ -129,8 +138,9 @@ def _header_group(view: Mapping[str, Any]) -> _Group:
         f"state: {_name(view.get('state'))}",
         f"workflow: {_name(view.get('workflow'))}",
         f"version: {_int(view.get('version'))}",
-        f"run: {_name(view.get('run_id'))}",
     ]
+    if view.get("run_id"):
+        lines.append(f"run: {_name(view.get('run_id'))}")
     if view.get("updated_at"):
         lines.append(f"updated: {_text(view.get('updated_at'), 40)}")
     states = [_name(s) for s in view.get("states") or []]
@@ -146,7 +156,7 @@ def _pending_group(view: Mapping[str, Any]) -> _Group:
     )
     lines = [
         f"- {_name(a.get('gate'))} for {_name(a.get('trigger'))} (state {_name(a.get('state'))}, "
-        f"requested at v{_int(a.get('requested_seq'))}, id {_name(a.get('id'))}): "
+        f"requested at v{_int(a.get('requested_seq'))}{_id(a.get('id'))}): "
         f"{_text(a.get('message'))}"
         for a in rows
     ]
@@ -248,8 +258,8 @@ def _key_id_group(view: Mapping[str, Any]) -> _Group:
 def _milestone_group(view: Mapping[str, Any]) -> _Group:
     rows = sorted(_rows(view, "milestones"), key=lambda m: _int(m.get("seq")))
     lines = [
-        f"- {_name(m.get('name'))} at v{_int(m.get('seq'))} (state {_name(m.get('state'))}, "
-        f"{_text(m.get('at'), 40)})"
+        f"- {_name(m.get('name'))} at v{_int(m.get('seq'))} (state {_name(m.get('state'))}"
+        f"{_when(m.get('at'), ', ')})"
         for m in rows
     ]
     header = f"## Milestones ({len(rows):,})"
@@ -258,9 +268,7 @@ def _milestone_group(view: Mapping[str, Any]) -> _Group:
 
 def _history_group(view: Mapping[str, Any]) -> _Group:
     rows = sorted(_rows(view, "history"), key=lambda e: _int(e.get("seq")))
-    lines = [
-        f"- #{_int(e.get('seq'))} {_text(e.get('at'), 40)} {_text(e.get('summary'))}" for e in rows
-    ]
+    lines = [f"- #{_int(e.get('seq'))}{_when(e.get('at'))} {_text(e.get('summary'))}" for e in rows]
     header = "## Recent history (oldest first)"
     return _Group(
         14, header, ("history line", "history lines"), lines, list(range(len(rows)))[::-1]

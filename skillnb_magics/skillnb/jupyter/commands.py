@@ -21,7 +21,6 @@ from skillnb.jupyter.status import (
     render_html,
     render_text,
     scrub,
-    stable_summary,
     status_sections,
 )
 
@@ -88,7 +87,7 @@ def _rollback(session: NotebookSession, args: argparse.Namespace) -> Output:
 
 def _summary(session: NotebookSession, args: argparse.Namespace) -> Output:
     run = session.run
-    text = stable_summary(run.summary(max_chars=args.max_chars), run.id)
+    text = run.summary(max_chars=args.max_chars, stable=True)
     return Output("summary", "ok", "summary", text.splitlines(), extra={"text/markdown": text})
 
 

@@ -24,7 +24,6 @@ from skillnb.jupyter import cellexec, commands, outcomes
 from skillnb.jupyter.failure import explain, shorten
 from skillnb.jupyter.mirror import cell_text
 from skillnb.jupyter.session import NotebookSession
-from skillnb.jupyter.status import stable_summary
 
 __all__ = ["FACT_KINDS", "SkillnbMagics", "formalize_source_hash"]
 
@@ -257,7 +256,7 @@ class SkillnbMagics(Magics):
             run, rebuilt = self.session.resume(args.run)
             restored = [] if args.no_restore else self.session.restore_facts(run)
             self.session.show(commands.resume_output(run, restored, rebuilt=rebuilt))
-            summary = stable_summary(run.summary(), run.id)
+            summary = run.summary(stable=True)
         self.session.show_view(run)
         self.session.shell.display_pub.publish(
             data={"text/markdown": summary, "text/plain": summary}

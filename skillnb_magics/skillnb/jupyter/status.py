@@ -3,13 +3,11 @@
 Used by ``%skillnb status`` (when the interactive ``RunView`` is off or unavailable), by
 ``%resume`` and by the banner ``%load_ext skillnb`` shows for an existing run. Both renderings
 are deterministic (no times, no run ids) and the HTML escapes every recorded text.
-:func:`stable_summary` makes the run's LLM summary fit for a notebook output the same way.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +18,6 @@ __all__ = [
     "render_html",
     "render_text",
     "scrub",
-    "stable_summary",
     "status_sections",
 ]
 
@@ -39,28 +36,6 @@ def _clip(text: object, limit: int = _CLIP) -> str:
 def scrub(text: str, run_id: str) -> str:
     """Drop the run id (random per run) from ``text`` so plain outputs stay comparable."""
     return text.replace(run_id, "this run") if run_id else text
-
-
-_TIME = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})"
-# Where the summary (skillnb.core.summary) and the skill memory's prompt put recorded times;
-# anchored on their line shapes so a time inside a fact's value is left alone.
-_SUMMARY_TIMES = (
-    (re.compile(rf"^ *(?:updated|when): {_TIME}\n", re.MULTILINE), ""),
-    (re.compile(rf"^(- #\d+) {_TIME} ", re.MULTILINE), r"\1 "),
-    (re.compile(rf"^( +- ){_TIME} ", re.MULTILINE), r"\1"),
-    (re.compile(rf"^(- .+ at v\d+ \(state .+), {_TIME}\)$", re.MULTILINE), r"\1)"),
-)
-
-
-def stable_summary(text: str, run_id: str) -> str:
-    """Drop the recorded times and the run id from ``run.summary()`` text, for an output.
-
-    Notebook outputs stay the same on every fresh execution (so ``pytest --nbval`` compares
-    them); ``run.summary()`` itself, the CLI and the server keep the times.
-    """
-    for pattern, replacement in _SUMMARY_TIMES:
-        text = pattern.sub(replacement, text)
-    return scrub(text, run_id)
 
 
 def headline(view: Mapping[str, Any]) -> str:

@@ -65,13 +65,11 @@ def _files_line(files: list[str]) -> str:
     return f"  files ({len(files)}): {shown}"
 
 
-def _last_operation_lines(operation: OperationRecord) -> list[str]:
-    lines = [
-        "last operation:",
-        f"  action: {_quoted(operation.action)}",
-        f"  when: {operation.timestamp}",
-        f"  summary: {_quoted(operation.summary)}",
-    ]
+def _last_operation_lines(operation: OperationRecord, times: bool) -> list[str]:
+    lines = ["last operation:", f"  action: {_quoted(operation.action)}"]
+    if times:
+        lines.append(f"  when: {operation.timestamp}")
+    lines.append(f"  summary: {_quoted(operation.summary)}")
     if operation.files:
         lines.append(_files_line(operation.files))
     return lines
@@ -88,15 +86,16 @@ def _key_id_lines(key_ids: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _history_lines(history: list[OperationRecord]) -> list[str]:
+def _history_lines(history: list[OperationRecord], times: bool) -> list[str]:
     if not history:
         return []
     shown = history[::-1][:MAX_HISTORY_LINES]
     lines = [f"earlier operations (newest first, {len(shown)} of {len(history)}):"]
     for operation in shown:
         files = f" ({len(operation.files)} files)" if operation.files else ""
+        when = f"{operation.timestamp} " if times else ""
         lines.append(
-            f"  - {operation.timestamp} {_quoted(operation.action)}: "
+            f"  - {when}{_quoted(operation.action)}: "
             f"{_quoted(operation.summary, MAX_HISTORY_TEXT)}{files}"
         )
     return lines
@@ -107,11 +106,13 @@ def _fence_for(body: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def render_summary(memory: MemoryFile) -> str:
+def render_summary(memory: MemoryFile, *, times: bool = True) -> str:
     """Render ``memory`` as a short Markdown block for an LLM prompt.
 
     Args:
         memory: the validated file content.
+        times: include when each operation happened (off for outputs that must not change
+            between executions).
 
     Returns:
         Markdown ending with a newline. The heading names the skill (a validated safe name);
@@ -123,9 +124,9 @@ def render_summary(memory: MemoryFile) -> str:
         return f"{heading}\n\nNo operations recorded yet.\n"
     body_lines = [
         f"skill: {_quoted(memory.skill_name)}",
-        *_last_operation_lines(memory.last_operation),
+        *_last_operation_lines(memory.last_operation, times),
         *_key_id_lines(memory.key_ids),
-        *_history_lines(memory.history),
+        *_history_lines(memory.history, times),
     ]
     body = "\n".join(body_lines)
     fence = _fence_for(body)
