@@ -184,8 +184,11 @@ class Run(Gating):
                 )
             ]
 
+        first = self._state.workflow_hash is None
         self._commit(make)
         self._memory = None
+        if first:
+            self._remember("run_started", f"run of {workflow.name} started in {self._state.state}")
 
     # -- committing ----------------------------------------------------------------------
     def _draft(self, type_: str, **data: JsonValue) -> EventDraft:

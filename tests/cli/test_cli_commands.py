@@ -16,17 +16,7 @@ from skillnb.skillmemory import SkillMemory
 from skillnb.store import sidecar_dir_for
 
 WORKFLOW = Workflow.from_yaml(
-    """
-workflow:
-  name: Publish_Flow
-  states: [draft, review, published]
-  transitions:
-    - {from: draft, to: review, trigger: submit, gates: [has_budget]}
-    - {from: review, to: published, trigger: publish, gates: [publish_ok]}
-  gates:
-    has_budget: {requires: [budget]}
-    publish_ok: {approval: "Publish the report?"}
-"""
+    Path(__file__).parents[1] / "fixtures" / "workflows" / "publish_flow.yaml"
 )
 
 

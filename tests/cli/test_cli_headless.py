@@ -25,17 +25,9 @@ from skillnb.store import sidecar_dir_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
-WORKFLOW = """\
-workflow:
-  name: Publish_Flow
-  states: [draft, review, published]
-  transitions:
-    - {from: draft, to: review, trigger: submit, gates: [has_budget]}
-    - {from: review, to: published, trigger: publish, gates: [publish_ok]}
-  gates:
-    has_budget: {requires: [budget]}
-    publish_ok: {approval: "Publish the report?"}
-"""
+WORKFLOW = (Path(__file__).parents[1] / "fixtures" / "workflows" / "publish_flow.yaml").read_text(
+    encoding="utf-8"
+)
 
 SETUP = ["%load_ext skillnb", "%%workflow\n" + WORKFLOW]
 BUDGET = (

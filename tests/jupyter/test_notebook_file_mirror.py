@@ -186,17 +186,9 @@ def test_gate_cell_without_trigger_or_name_is_keyed_by_its_source() -> None:
 
 
 # -- writing ---------------------------------------------------------------------------------
-WORKFLOW = """
-workflow:
-  name: Publish_Flow
-  states: [draft, review, published]
-  transitions:
-    - {from: draft, to: review, trigger: submit, gates: [has_budget]}
-    - {from: review, to: published, trigger: publish, gates: [publish_ok]}
-  gates:
-    has_budget: {requires: [budget]}
-    publish_ok: {approval: "Publish the report?"}
-"""
+WORKFLOW = (Path(__file__).parents[1] / "fixtures" / "workflows" / "publish_flow.yaml").read_text(
+    encoding="utf-8"
+)
 
 
 @pytest.fixture

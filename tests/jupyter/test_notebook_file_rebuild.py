@@ -18,17 +18,9 @@ from skillnb.jupyter.notebook_mirror import build_mirror
 from skillnb.run import Run, open_run, sidecar_exists
 from skillnb.store import sidecar_dir_for
 
-WORKFLOW_YAML = """
-workflow:
-  name: Publish_Flow
-  states: [draft, review, published]
-  transitions:
-    - {from: draft, to: review, trigger: submit, gates: [has_budget]}
-    - {from: review, to: published, trigger: publish, gates: [publish_ok]}
-  gates:
-    has_budget: {requires: [budget]}
-    publish_ok: {approval: "Publish the report?"}
-"""
+WORKFLOW_YAML = (
+    Path(__file__).parents[1] / "fixtures" / "workflows" / "publish_flow.yaml"
+).read_text(encoding="utf-8")
 WORKFLOW = Workflow.from_yaml(WORKFLOW_YAML)
 BUDGET_HASH = "sha256:budgetbudget0001"
 
