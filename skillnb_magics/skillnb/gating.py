@@ -268,7 +268,11 @@ class Gating:
             raise UncertainStep(key)
         if not real:
             return False
-        run._commit(lambda _s: [self._started_draft(key, source_hash, cell_id, idempotent)])
+        # Not fsynced: the marker survives a crash of this process (the case it is for), and
+        # the step's commit, which is fsynced, makes it durable with the result.
+        run._commit(
+            lambda _s: [self._started_draft(key, source_hash, cell_id, idempotent)], sync=False
+        )
         return True
 
     def _started_draft(

@@ -198,8 +198,13 @@ class Run(Gating):
         self,
         make: Callable[[RunState], list[EventDraft]],
         expected_version: int | None = None,
+        *,
+        sync: bool = True,
     ) -> list[Event]:
-        """Under the lock: catch up, compare versions, build drafts, append, fold."""
+        """Under the lock: catch up, compare versions, build drafts, append, fold.
+
+        ``sync=False`` only for markers (a step's start): see :meth:`Store.append`.
+        """
         with self.store.lock():
             self.refresh()
             if expected_version is not None and expected_version != self._state.version:
@@ -207,7 +212,7 @@ class Run(Gating):
             drafts = make(self._state)
             if not drafts:
                 return []
-            events = self.store.append(drafts, expected_version=self._state.version)
+            events = self.store.append(drafts, expected_version=self._state.version, sync=sync)
             self._fold(events)
             if self._tail > _COMPACT_AFTER + len(self._state.facts):
                 self._compact_locked()

@@ -77,8 +77,10 @@ class MemoryStore:
         with self._data.lock:
             return _copies(self._data.events[max(version, 0) :])
 
-    def append(self, drafts: Sequence[EventDraft], *, expected_version: int) -> list[Event]:
-        """Commit the drafts as the next versions.
+    def append(
+        self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
+    ) -> list[Event]:
+        """Commit the drafts as the next versions (``sync`` changes nothing in memory).
 
         Raises:
             ConflictError: ``expected_version`` is not the latest committed version.

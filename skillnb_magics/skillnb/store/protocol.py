@@ -84,8 +84,14 @@ class Store(Protocol):
         """
         ...
 
-    def append(self, drafts: Sequence[EventDraft], *, expected_version: int) -> list[Event]:
+    def append(
+        self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
+    ) -> list[Event]:
         """Commit ``drafts`` durably as the next versions, all or nothing.
+
+        ``sync=False`` asks for a cheaper write that survives a crash of the process but not
+        necessarily of the machine until the next synced append; for markers whose loss only
+        costs information (a step's start), never for acknowledged results.
 
         Raises:
             ConflictError: ``expected_version`` is not the latest committed version.

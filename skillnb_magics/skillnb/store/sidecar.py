@@ -147,8 +147,14 @@ class SidecarStore:
                 return None
             return self._tail.events_after(version)
 
-    def append(self, drafts: Sequence[EventDraft], *, expected_version: int) -> list[Event]:
+    def append(
+        self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
+    ) -> list[Event]:
         """Commit ``drafts`` durably as the next versions, all or nothing.
+
+        With ``sync=False`` the lines are written but not fsynced: other readers see them and
+        they survive a crash of this process, and the next synced append makes them durable
+        against a crash of the machine too (fsync flushes the whole file).
 
         Raises:
             ConflictError: ``expected_version`` is not the latest committed version.
@@ -170,7 +176,8 @@ class SidecarStore:
             try:
                 write_all(fd, data)
                 self._hook("append.written")
-                os.fsync(fd)
+                if sync:
+                    os.fsync(fd)
             except BaseException:
                 self._undo_write()
                 raise
