@@ -119,3 +119,34 @@ def test_two_processes_formalizing_one_key_at_once_both_record(tmp_path: Path) -
     run = skillnb.open_run(state_dir=tmp_path / "state", memory=False)
     assert sorted(f.value for f in run.fact_history("shared")) == ["first", "second"]
     assert run.uncertain() == []
+
+
+DIES_MID_STEP = r"""
+import os, signal, sys
+import skillnb
+from skillnb.durable import formalize_step
+
+run = skillnb.open_run(state_dir=sys.argv[1], memory=False)
+formalize_step(run, "report", lambda: os.kill(os.getpid(), signal.SIGKILL), source_hash="h")
+"""
+
+
+def test_a_process_killed_mid_step_leaves_it_uncertain(tmp_path: Path) -> None:
+    died = subprocess.run(
+        [sys.executable, "-c", DIES_MID_STEP, str(tmp_path / "state")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert died.returncode == -9, died.stderr
+    import skillnb
+    from skillnb.durable import formalize_step
+    from skillnb.errors import UncertainStep
+
+    run = skillnb.open_run(state_dir=tmp_path / "state", memory=False)
+    assert run.uncertain() == ["formalize:report"]
+    with pytest.raises(UncertainStep):
+        formalize_step(run, "report", lambda: "again", source_hash="h")
+    run.clear_step("formalize:report", by="tester")
+    assert formalize_step(run, "report", lambda: "again", source_hash="h").fact.value == "again"
