@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from labkit import run_cell
 
 pytestmark = pytest.mark.browser
 
@@ -56,18 +57,6 @@ def answer_dialog(page: Any, text: str, button: str) -> None:
     dialog.locator("input").fill(text)
     dialog.get_by_role("button", name=button).click()
     expect()(dialog).to_have_count(0)
-
-
-def run_cell(page: Any, index: int) -> None:
-    """Make cell ``index`` active and run it through JupyterLab's command."""
-    page.evaluate(
-        """async (index) => {
-            const panel = window.jupyterapp.shell.currentWidget;
-            panel.content.activeCellIndex = index;
-            await window.jupyterapp.commands.execute('notebook:run-cell');
-        }""",
-        index,
-    )
 
 
 def saved_notebook(path: Path, timeout_s: float = 10.0, fact: str = "budget") -> dict[str, Any]:

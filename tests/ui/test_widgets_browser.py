@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from labkit import run_cell
 
 pytestmark = pytest.mark.browser
 
@@ -57,18 +58,6 @@ def write_notebook(folder: Path) -> Path:
     path = folder / "widget.ipynb"
     nbformat.write(notebook, path)
     return path
-
-
-def run_cell(page: Any, index: int) -> None:
-    """Make cell ``index`` active and run it through JupyterLab's command."""
-    page.evaluate(
-        """async (index) => {
-            const panel = window.jupyterapp.shell.currentWidget;
-            panel.content.activeCellIndex = index;
-            await window.jupyterapp.commands.execute('notebook:run-cell');
-        }""",
-        index,
-    )
 
 
 def shut_down_kernels(lab_server: Any, folder: str) -> None:
