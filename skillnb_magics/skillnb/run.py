@@ -304,12 +304,20 @@ class Run(Gating):
         return found
 
     def history(self, n: int = 20) -> list[Event]:
-        """The ``n`` most recent events, oldest first."""
+        """The ``n`` most recent events, oldest first.
+
+        The last few hundred are kept in memory; after opening a compacted run they are read
+        back from the archive once, not on every call.
+        """
         self.refresh()
-        recent = list(self._recent)
-        if len(recent) >= n or (recent and recent[0].seq == 1) or not self._state.version:
-            return recent[-n:] if n > 0 else []
-        return list(deque(self.store.history(), maxlen=n))
+        if n <= 0:
+            return []
+        complete = self._state.version == 0 or (bool(self._recent) and self._recent[0].seq == 1)
+        if len(self._recent) < n and not complete:
+            if n > _RECENT:
+                return list(deque(self.store.history(), maxlen=n))
+            self._recent = deque(self.store.history(), maxlen=_RECENT)
+        return list(self._recent)[-n:]
 
     @property
     def key_ids(self) -> Mapping[str, JsonValue]:

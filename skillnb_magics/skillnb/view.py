@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skillnb.core.graph import to_mermaid
-from skillnb.core.records import GateReport, GateResult
+from skillnb.core.records import Event, GateReport, GateResult
 from skillnb.core.state import describe_event
 from skillnb.owner import is_uncertain
 
@@ -84,6 +84,14 @@ def _next(run: Run, evaluate_code: bool) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+_BOOKKEEPING = frozenset({"step.started", "step.committed"})
+"""Events every durable step writes; the view's history leaves them out (failures stay)."""
+
+
+def _meaningful(events: list[Event]) -> list[Event]:
+    return [e for e in events if e.type not in _BOOKKEEPING]
 
 
 def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
@@ -160,7 +168,7 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
         },
         "history": [
             {"seq": e.seq, "type": e.type, "at": _iso(e.at), "summary": describe_event(e)}
-            for e in run.history(_HISTORY)
+            for e in _meaningful(run.history(_HISTORY * 4))[-_HISTORY:]
         ],
         "mermaid": to_mermaid(
             workflow, current=state.state, visited=state.visited, statuses=statuses

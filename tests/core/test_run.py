@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -13,6 +13,7 @@ import pytest
 
 import skillnb
 from skillnb.core.gates import inline_gates
+from skillnb.core.records import Event
 from skillnb.core.registry import Registry
 from skillnb.errors import (
     ApprovalError,
@@ -516,3 +517,37 @@ def test_stable_summary_leaves_out_what_differs_between_executions(
     assert "2026-02-25T" not in stable
     assert "- topic (v1) = EV batteries" in stable
     assert "- kickoff at v" in stable
+
+
+def test_history_after_reopening_a_compacted_run_reads_the_archive_once(
+    make_run: Callable[..., Run],
+) -> None:
+    run = make_run()
+    for i in range(6):
+        run.formalize("n", i)
+    run.compact()
+    run.formalize("n", 6)
+    fresh = make_run()
+    reads: list[int] = []
+    original = fresh.store.history
+
+    def counting() -> Iterator[Event]:
+        reads.append(1)
+        return original()
+
+    fresh.store.history = counting  # type: ignore[method-assign]
+    first = fresh.history(5)
+    second = fresh.history(5)
+    assert [e.seq for e in first] == [e.seq for e in second] == list(range(5, 10))
+    assert reads == [1]
+    assert [e.type for e in fresh.history(2)] == ["fact.formalized", "fact.formalized"]
+
+
+def test_describe_history_leaves_out_step_bookkeeping(make_run: Callable[..., Run]) -> None:
+    run = make_run()
+    run.formalize("topic", "t")
+    run.run_gated("user_request", lambda: None, source_hash="h")
+    types = [h["type"] for h in run.describe()["history"]]
+    assert "step.started" not in types
+    assert "step.committed" not in types
+    assert "transition.fired" in types
