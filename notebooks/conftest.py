@@ -28,13 +28,14 @@ OUT_FOLDERS = {"resume_batch": "out"}
 def _set_aside(notebook: Path) -> str | None:
     """Move the run recorded beside ``notebook`` out of the way; return its new name."""
     from skillnb.run import open_run, sidecar_exists
+    from skillnb.store.aside import set_aside
     from skillnb.store.sidecar import sidecar_dir_for
 
     if not sidecar_exists(notebook):
         return None
-    folder = sidecar_dir_for(notebook)
-    aside = folder.with_name(f"{folder.name}~{open_run(notebook, memory=False).id}")
-    folder.rename(aside)
+    run = open_run(notebook, memory=False)
+    run.store.close()
+    aside = set_aside(sidecar_dir_for(notebook), run.id)
     out = OUT_FOLDERS.get(notebook.stem)
     if out is not None and (notebook.parent / out).is_dir():
         shutil.move(notebook.parent / out, aside / out)

@@ -202,7 +202,8 @@ def test_loading_imports_no_run_store_or_widgets(tmp_path: Path) -> None:
         "import sys\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'skillnb')\n"
-        "heavy = ('skillnb.run', 'skillnb.store', 'pydantic', 'ipywidgets', 'nbformat', 'tqdm')\n"
+        "heavy = ('skillnb.run', 'skillnb.store.sidecar', 'skillnb.core.records', 'pydantic',"
+        " 'ipywidgets', 'nbformat', 'tqdm')\n"
         "print('HEAVY:' + ','.join(sorted(m for m in heavy if m in sys.modules)))\n"
     )
     env = {"SKILLNB_NOTEBOOK": str(tmp_path / "n.ipynb"), "SKILLNB_HOME": str(tmp_path / "h")}

@@ -113,9 +113,9 @@ class NotebookSession:
         kind, path = self.target()
         if kind == "state_dir":
             return path
-        # The layout of skillnb.store.layout.sidecar_dir_for, without importing the store
-        # package (and its records) when the extension loads; a test keeps the two equal.
-        return path.parent / ".skillnb" / path.stem
+        from skillnb.store.layout import sidecar_dir_for  # cheap: the store package is lazy
+
+        return sidecar_dir_for(path)
 
     def run_exists(self) -> bool:
         """Tell whether a run was recorded where this session looks (nothing is created)."""
@@ -202,13 +202,16 @@ class NotebookSession:
         current = self.existing_run()
         if current is not None and current.id == run_id:
             return current
+        from skillnb.store.aside import aside_folder, restore_aside
+
         folder = self.folder()
-        archived = folder.with_name(f"{folder.name}~{run_id}")
-        if not archived.is_dir():
-            raise SkillnbError(f"no run {run_id!r} here (looked for {archived.name})")
+        if not aside_folder(folder, run_id).is_dir():
+            raise SkillnbError(
+                f"no run {run_id!r} here (looked for {aside_folder(folder, run_id).name})"
+            )
         if current is not None:
             self._move_aside(current.id)
-        archived.rename(folder)
+        restore_aside(folder, run_id)
         return self.run
 
     def resume(self, run_id: str | None = None) -> tuple[Run, bool]:
@@ -261,9 +264,11 @@ class NotebookSession:
             self.show(Output("warning", "warning", "⚠ SKILL.nb warning", messages))
 
     def _move_aside(self, run_id: str) -> None:
+        from skillnb.store.aside import set_aside
+
         folder = self.folder()
         self.close_run()
-        folder.rename(folder.with_name(f"{folder.name}~{run_id}"))
+        set_aside(folder, run_id)
 
     def close_run(self) -> None:
         """Forget the open run (the next use opens it again, from wherever settings point)."""
