@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from skillnb.store.durable import fsync_dir
+
 __all__ = [
     "ensure_private_dir",
     "exclusive_lock",
@@ -47,14 +49,6 @@ def ensure_private_dir(path: Path) -> None:
     info = path.stat()
     if stat.S_IMODE(info.st_mode) & ~_DIR_MODE and info.st_uid == os.getuid():
         path.chmod(_DIR_MODE)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @contextmanager
@@ -101,7 +95,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def remove_stale_temps(path: Path) -> list[Path]:
@@ -131,5 +125,5 @@ def move_aside(path: Path, stamp: str) -> Path:
         target = path.with_name(f"{path.name}.corrupt-{stamp}-{suffix}")
         suffix += 1
     path.rename(target)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     return target
