@@ -5,6 +5,7 @@ Every error the library raises on purpose derives from :class:`SkillnbError`::
     SkillnbError
     ├── WorkflowError          a definition is malformed (file, line, column, what to fix)
     ├── GateBlocked            a blocking gate failed (``.report``, ``.state``)
+    │   └── WaitingForApproval the only blocking gates wait for a person's approval
     ├── TransitionNotAllowed   no such trigger from the current state (``.trigger``, ``.state``)
     ├── ConflictError          a stale writer (``.expected``, ``.actual``)
     ├── StoreCorrupted         a sidecar file is damaged (``.path``, ``.line``)
@@ -12,6 +13,10 @@ Every error the library raises on purpose derives from :class:`SkillnbError`::
     ├── CodecError             a stored value cannot be decoded (skillnb.store.codec)
     ├── CheckFailed            a check expression failed at evaluation (skillnb.core.expr)
     ├── UncertainStep          a step started and never committed (``.step``)
+    ├── StepInProgress         another live process holds the claim (``.step``, ``.owner``)
+    ├── RunReplaced            the folder now holds another run (``.expected``, ``.actual``)
+    ├── UnsafePath             a symlink or an escaping path inside a sidecar (``.path``)
+    ├── StoreUnavailable       the store's server cannot be reached (``.location``, redacted)
     └── ApprovalError          an approval that is early, stale, repeated or unknown
 
 Exceptions carry data; the edges (magics, CLI, widgets) turn them into readable messages and
@@ -30,10 +35,15 @@ __all__ = [
     "ApprovalError",
     "ConflictError",
     "GateBlocked",
+    "RunReplaced",
     "SkillnbError",
+    "StepInProgress",
     "StoreCorrupted",
+    "StoreUnavailable",
     "TransitionNotAllowed",
     "UncertainStep",
+    "UnsafePath",
+    "WaitingForApproval",
     "WorkflowError",
 ]
 
@@ -173,3 +183,84 @@ class UncertainStep(SkillnbError):
 
 class ApprovalError(SkillnbError):
     """An approval or rejection that cannot be accepted (early, stale, repeated, unknown)."""
+
+
+class WaitingForApproval(GateBlocked):
+    """A gated step is blocked only by approval gates that wait for a person's decision.
+
+    Not a failure: the run is waiting. Its text names the gates and the approve command.
+    """
+
+
+class StepInProgress(SkillnbError):
+    """Another live process holds the claim on this step or item; its body was not run.
+
+    Attributes:
+        step: the step key (or ``batch/item``).
+        owner: who holds the claim (``host:pid:start-time``, plus a kernel id when known).
+        since: when the claim was taken (ISO 8601 text), when known.
+
+    """
+
+    def __init__(self, step: str, owner: str, since: str | None = None) -> None:
+        self.step = step
+        self.owner = owner
+        self.since = since
+        when = f" since {since}" if since else ""
+        super().__init__(
+            f"step {step!r} is running in another process ({owner}{when}); wait for it "
+            "(--wait SECONDS) or run this again when it is done"
+        )
+
+
+class RunReplaced(SkillnbError):
+    """The run's folder (or store) now holds another run: set aside, replaced or rebuilt.
+
+    Nothing was read from or written into the other run. Open the run again.
+
+    Attributes:
+        expected: the run id this object was opened on.
+        actual: the run id found now (``None`` when the run is gone).
+
+    """
+
+    def __init__(self, expected: str, actual: str | None) -> None:
+        self.expected = expected
+        self.actual = actual
+        now = f"run {actual}" if actual else "no run"
+        super().__init__(
+            f"run {expected} was set aside or replaced (the store now holds {now}); "
+            "open the run again"
+        )
+
+
+class UnsafePath(SkillnbError):
+    """A path inside a sidecar is a symlink, or resolves outside where it must stay.
+
+    Nothing is read or written through it.
+
+    Attributes:
+        path: the offending path.
+        reason: what is wrong with it.
+
+    """
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}; SKILL.nb does not follow it")
+
+
+class StoreUnavailable(SkillnbError):
+    """The store's server cannot be reached or refused the connection.
+
+    Attributes:
+        location: where the store is, with any password redacted.
+        detail: what went wrong (never contains the password).
+
+    """
+
+    def __init__(self, location: str, detail: str) -> None:
+        self.location = location
+        self.detail = detail
+        super().__init__(f"store {location} is unavailable: {detail}")
