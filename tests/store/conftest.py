@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pg import PgServer, run_name
 from skillnb.store import MemoryStore, SidecarStore, Store
 from skillnb.store.memory import MemoryData
+from skillnb.store.postgres import PostgresStore
 
 
 @dataclass
@@ -31,11 +33,15 @@ def sidecar_dir(tmp_path: Path) -> Path:
     return tmp_path / "work" / ".skillnb" / "analysis"
 
 
-@pytest.fixture(params=["memory", "sidecar"])
+@pytest.fixture(params=["memory", "sidecar", "postgres"])
 def backend(request: pytest.FixtureRequest, sidecar_dir: Path) -> Iterator[Backend]:
     if request.param == "memory":
         data = MemoryData()
         made = Backend("memory", lambda: MemoryStore(data))
+    elif request.param == "postgres":
+        server: PgServer = request.getfixturevalue("pg_server")
+        name = run_name()
+        made = Backend("postgres", lambda: PostgresStore(server.url, name))
     else:
         made = Backend("sidecar", lambda: SidecarStore(sidecar_dir))
     yield made

@@ -44,6 +44,7 @@ __all__ = [
     "describe_validation_error",
     "encode_events",
     "encode_header",
+    "event_text",
     "parse_line",
     "scan",
 ]
@@ -102,6 +103,16 @@ def _event_json(event: Event) -> bytes:
             f"{MAX_LINE_BYTES}-byte line limit; store large values as blobs"
         )
     return body
+
+
+def event_text(event: Event) -> bytes:
+    """The JSON of one event as a journal line holds it, without the checksum and newline.
+
+    Raises:
+        ValueError: the event's data is not JSON (NaN, a set, a lone surrogate, ...) or too big.
+
+    """
+    return _event_json(event)
 
 
 def encode_events(events: Sequence[Event]) -> bytes:

@@ -1,0 +1,70 @@
+"""A real PostgreSQL for the team-store tests, started with pgserver (no mocks, no skips).
+
+One server per test session (per xdist worker), in a temporary folder; each test uses its own
+run names (:func:`run_name`) or its own database (:func:`fresh_database`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pgserver
+import psycopg
+import pytest
+
+
+@dataclass
+class PgServer:
+    """The running server: its folder, its URL, a handle to stop and restart it."""
+
+    folder: Path
+    server: Any
+
+    @property
+    def url(self) -> str:
+        return str(self.server.get_uri())
+
+    def url_for(self, database: str, user: str = "postgres", password: str | None = None) -> str:
+        auth = f"{user}:{password}" if password else user
+        return f"postgresql://{auth}@/{database}?host={self.folder}"
+
+    def sql(self, statement: str, database: str = "postgres") -> None:
+        with psycopg.connect(self.url_for(database), autocommit=True) as conn:
+            conn.execute(statement.encode())
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown: clients are disconnected)."""
+        self.server.cleanup()
+
+    def start(self) -> None:
+        """Start it again on the same folder (same data)."""
+        self.server = pgserver.get_server(self.folder, cleanup_mode="stop")
+
+
+def run_name(prefix: str = "test") -> str:
+    """A run name no other test uses."""
+    return f"{prefix}/{uuid.uuid4().hex[:10]}"
+
+
+def fresh_database(server: PgServer) -> str:
+    """Create an empty database and return its URL."""
+    name = f"db_{uuid.uuid4().hex[:10]}"
+    server.sql(f"CREATE DATABASE {name}")
+    return server.url_for(name)
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
+    folder = tmp_path_factory.mktemp("pgdata")
+    made = PgServer(folder, pgserver.get_server(folder, cleanup_mode="stop"))
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    return pg_server.url
