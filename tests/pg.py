@@ -6,8 +6,11 @@ run names (:func:`run_name`) or its own database (:func:`fresh_database`).
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,12 +60,26 @@ def fresh_database(server: PgServer) -> str:
     return server.url_for(name)
 
 
-@pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
-    folder = tmp_path_factory.mktemp("pgdata")
+@contextmanager
+def started_server() -> Iterator[PgServer]:
+    """A new server in its own temporary folder, stopped and removed afterwards.
+
+    The folder is not under pytest's base temp: pytest sessions running side by side prune
+    each other's old base temps, which must not happen under a live server.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="skillnb-pg-"))
     made = PgServer(folder, pgserver.get_server(folder, cleanup_mode="stop"))
-    yield made
-    made.stop()
+    try:
+        yield made
+    finally:
+        made.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    with started_server() as made:
+        yield made
 
 
 @pytest.fixture

@@ -86,14 +86,24 @@ class PgSession:
         url: a ``postgresql://`` URL (it may hold a password; it is never shown).
         retry: the backoff policy for transient failures.
         connect_timeout: seconds to wait for the server when connecting.
+        check_schema: check (and in an empty database create) the schema on connecting;
+            ``skillnb db upgrade`` turns it off to report what it changed itself.
 
     """
 
-    def __init__(self, url: str, *, retry: Retry | None = None, connect_timeout: int = 5) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        retry: Retry | None = None,
+        connect_timeout: int = 5,
+        check_schema: bool = True,
+    ) -> None:
         self._url = url
         self.location = redact(url)
         self._retry = retry or Retry()
         self._connect_timeout = connect_timeout
+        self._check_schema = check_schema
         self._conn: Conn | None = None
         self.pinned = False
         """True while the connection holds a session lock: a lost one then fails, no retry."""
@@ -105,11 +115,12 @@ class PgSession:
             return conn
         self._drop()
         conn = self.connect(self._url, self._connect_timeout)
-        try:
-            check(conn, self.location)
-        except BaseException:
-            conn.close()
-            raise
+        if self._check_schema:
+            try:
+                check(conn, self.location)
+            except BaseException:
+                conn.close()
+                raise
         self._conn = conn
         return conn
 
