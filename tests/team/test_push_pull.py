@@ -119,7 +119,9 @@ def test_commands_take_a_run_name_with_store(
     assert (code, err) == (0, "")
     assert f"run {run.id} · workflow Publish_Flow · state review" in out
     assert f"skillnb approve {name} --store" in out
-    code, out, err = _cli(capsys, "approve", name, "publish_ok", "--by", "ed", "--store", pg_server.url)
+    code, out, err = _cli(
+        capsys, "approve", name, "publish_ok", "--by", "ed", "--store", pg_server.url
+    )
     assert (code, err) == (0, ""), err
     run.refresh()
     assert run.pending() == []
