@@ -17,7 +17,7 @@ __all__ = ["is_database_url", "password_of", "redact", "scrub", "validate_run_na
 _SCHEMES = ("postgresql://", "postgres://")
 _USERINFO = re.compile(r"^(?P<scheme>[a-z]+://)(?P<user>[^:@/?#]*):(?P<password>[^@/?#]*)@")
 _QUERY_PASSWORD = re.compile(r"(?i)([?&]password=)[^&#]*")
-_KEYWORD_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+_KEYWORD_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)")
 _MASK = "***"
 _NAME_MAX = 200
 _NAME_BAD = re.compile(r"[\x00-\x1f\x7f]")
