@@ -9,14 +9,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from pg import PgServer, run_name, started_server
 
+from pg import PgServer, run_name, started_server
 from skillnb.core.records import EventDraft
 from skillnb.errors import StoreUnavailable
 from skillnb.run import open_run
 from skillnb.store.pg_session import StoreReadOnly
-from skillnb.store.postgres import PostgresStore
 from skillnb.store.pg_url import redact, scrub
+from skillnb.store.postgres import PostgresStore
 
 SECRET = "pa55-w0rd:with@odd/chars"  # noqa: S105  # a test password, checked never to be shown
 
@@ -132,7 +132,7 @@ def test_a_read_only_role_reads_and_gets_a_clear_error_on_writing(pg_server: PgS
         f"CREATE ROLE {role} LOGIN PASSWORD 'hunter2-ro'; "
         f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"
     )
-    url = pg_server.url_for("postgres", user=role, password="hunter2-ro")
+    url = pg_server.url_for("postgres", user=role, password="hunter2-ro")  # noqa: S106
     reader = open_run(store=url, name=name, memory=False)
     assert reader.fact("budget").value == 5
     with pytest.raises(StoreReadOnly) as raised:

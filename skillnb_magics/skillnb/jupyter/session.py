@@ -40,6 +40,10 @@ _HOW = (
 )
 
 
+_SETTINGS = ["state_dir", "store", "run_name", "user", "memory"]
+"""Settings that change which run is open, or how: changing one closes the run."""
+
+
 def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -92,16 +96,37 @@ class NotebookSession:
         self._cell: tuple[str | None, dict[str, Any] | None] | None = None
         self._shown_mirror: dict[str, Any] | None = None
         self._view: RunView | None = None
-        config.observe(self._settings_changed, names=["state_dir", "user", "memory"])
+        config.observe(self._settings_changed, names=_SETTINGS)
 
     # -- where the run lives -------------------------------------------------------------
+    def team(self) -> tuple[str, str] | None:
+        """``(store URL, run name)`` when the run lives in a team store, else ``None``.
+
+        Raises:
+            NoRunLocation: a store is set but nothing names the run.
+
+        """
+        from skillnb.jupyter.teamstore import default_run_name, store_url
+
+        url = store_url(self.config.store, self.env)
+        if url is None or self.config.state_dir:
+            return None
+        if self.config.run_name:
+            return url, self.config.run_name
+        if self.location is None:
+            raise NoRunLocation()
+        return url, default_run_name(self.location.path, self.env, self.cwd)
+
     def target(self) -> tuple[str, Path]:
-        """``("state_dir", folder)`` or ``("notebook", path)``.
+        """``("state_dir", folder)``, ``("notebook", path)`` or ``("store", run name)``.
 
         Raises:
             NoRunLocation: nothing tells where the run lives.
 
         """
+        team = self.team()
+        if team is not None:
+            return "store", Path(team[1])
         if self.config.state_dir:
             return "state_dir", (self.cwd / Path(self.config.state_dir).expanduser()).resolve()
         if self.location is not None:
@@ -113,6 +138,8 @@ class NotebookSession:
         kind, path = self.target()
         if kind == "state_dir":
             return path
+        if kind == "store":
+            raise SkillnbError("this run lives in a team store, not in a folder")
         from skillnb.store.layout import sidecar_dir_for  # cheap: the store package is lazy
 
         return sidecar_dir_for(path)
@@ -120,10 +147,30 @@ class NotebookSession:
     def run_exists(self) -> bool:
         """Tell whether a run was recorded where this session looks (nothing is created)."""
         try:
+            team = self.team()
+            if team is not None:
+                return self._team_run_exists(*team)
             folder = self.folder()
         except NoRunLocation:
             return False
         return (folder / "journal.jsonl").exists() or (folder / "snapshot.json").exists()
+
+    def _team_run_exists(self, url: str, name: str) -> bool:
+        if self._run is not None:
+            return True
+        from skillnb.store.choose import open_store
+
+        store = open_store(url, name)
+        try:
+            return store.exists()
+        finally:
+            store.close()
+
+    def use_name(self, name: str) -> str:
+        """Name the run this notebook uses in the team store."""
+        self.close_run()
+        self.config.run_name = name
+        return f"run {name}"
 
     def use(self, path: str) -> str:
         """Point the session at notebook ``path`` (``.ipynb``) or at state folder ``path``."""
@@ -160,6 +207,10 @@ class NotebookSession:
 
         kind, path = self.target()
         where: dict[str, Any] = {"state_dir": path} if kind == "state_dir" else {"notebook": path}
+        team = self.team()
+        if team is not None:
+            notebook = self.location.path if self.location is not None else None
+            where = {"store": team[0], "name": team[1], "notebook": notebook}
         run = open_run(
             **where,
             user=self.config.user or None,
@@ -394,4 +445,4 @@ class NotebookSession:
         """Release the run, the comm and the settings observer (``%unload_ext``)."""
         self.close_run()
         self.channel.close()
-        self.config.unobserve(self._settings_changed, names=["state_dir", "user", "memory"])
+        self.config.unobserve(self._settings_changed, names=_SETTINGS)

@@ -8,6 +8,7 @@ installs; routes are listed in :mod:`skillnb.server.handlers`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,5 +26,7 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     from skillnb.server.runs import RunRegistry
 
     root = Path(server_app.root_dir).expanduser()
+    # Kernels this server starts inherit it: team-store run names are paths from this root.
+    os.environ.setdefault("SKILLNB_ROOT", str(root.resolve()))
     setup_handlers(server_app.web_app, RunRegistry(root))
     server_app.log.info("SKILL.nb server extension serves runs under %s", root)
