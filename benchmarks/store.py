@@ -11,6 +11,9 @@ a dumped :class:`~skillnb.core.records.Fact` (about 370 bytes as a journal line)
 * ``sidecar``: :class:`skillnb.store.SidecarStore` (lock, CAS check, checksum, write, fsync);
 * ``naive JSON``: rewrite one JSON file of all facts each write (temp file, fsync, rename);
 * ``sqlite WAL``: ``sqlite3`` in WAL mode, ``synchronous=FULL``, one insert per transaction.
+
+Then the team store on a local PostgreSQL (see ``benchmarks/store_postgres.py``; skip it with
+``--no-postgres``).
 """
 
 from __future__ import annotations
@@ -256,6 +259,12 @@ def main() -> int:
     for label, value in load.items():
         unit = "" if "KB" in label else " ms"
         print(f"{label:<42}{value:>10.1f}{unit}")
+    if "--no-postgres" not in sys.argv:
+        from store_postgres import run_section
+
+        print()
+        for text in run_section(fact_draft, fact("k1", 1, 1).model_dump(mode="json")):
+            print(text)
     print(f"\ntotal benchmark time: {time.perf_counter() - started:.0f} s")
     return 0
 

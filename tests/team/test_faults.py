@@ -112,9 +112,10 @@ def test_a_connection_lost_under_the_lock_fails_instead_of_writing_unlocked(
     with store.lock():
         with psycopg.connect(pg_server.url, autocommit=True) as admin:
             admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = 'skillnb' AND pid <> pg_backend_pid() "
-                "AND query LIKE '%%advisory_lock%%'"
+                "SELECT pg_terminate_backend(pid) FROM pg_locks "
+                "WHERE locktype = 'advisory' AND granted AND objid = (hashtext(%s)::bigint "
+                "& 4294967295)::text::oid",
+                (store.name,),
             )
         with pytest.raises(StoreUnavailable, match="while holding the run's lock"):
             store.append([EventDraft(type="b", at=_now())], expected_version=1)

@@ -22,7 +22,6 @@ _INCREMENT = textwrap.dedent(
     import json, sys
     from skillnb.errors import ConflictError
     from skillnb.run import open_run
-from skillnb.store.postgres import PostgresStore
 
     url, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     run = open_run(store=url, name=name, memory=False)

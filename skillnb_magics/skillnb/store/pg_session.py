@@ -105,12 +105,15 @@ class PgSession:
         self._connect_timeout = connect_timeout
         self._check_schema = check_schema
         self._conn: Conn | None = None
+        self._unanswered = False
         self.pinned = False
         """True while the connection holds a session lock: a lost one then fails, no retry."""
 
     def connection(self) -> Conn:
         """The open connection (connecting, and checking the schema, when needed)."""
         conn = self._conn
+        if conn is not None and self._unanswered:
+            self._collect(conn)
         if conn is not None and not conn.closed and not conn.broken:
             return conn
         self._drop()
@@ -168,6 +171,30 @@ class PgSession:
             time.sleep(delays[attempt])
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def send_only(self, conn: Conn, sql: bytes, params: list[bytes]) -> None:
+        """Send one statement on ``conn`` without waiting for its answer (read before the next).
+
+        For releasing a lock: the server acts on it when it arrives, and nothing this process
+        does next depends on the reply, so the round trip is not waited for. A failure to send
+        means the connection is gone, and its session locks with it.
+        """
+        try:
+            conn.pgconn.send_query_params(sql, params)
+            conn.pgconn.flush()
+        except psycopg.Error:
+            self._drop()
+            return
+        self._unanswered = True
+
+    def _collect(self, conn: Conn) -> None:
+        """Read (and drop) the answers of :meth:`send_only`."""
+        self._unanswered = False
+        try:
+            while conn.pgconn.get_result() is not None:
+                pass
+        except psycopg.Error:
+            self._drop()
+
     def _lost(self) -> bool:
         conn = self._conn
         return conn is None or conn.closed or conn.broken
@@ -190,6 +217,7 @@ class PgSession:
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
+        self._unanswered = False
         if conn is not None:
             with suppress(psycopg.Error):  # closing a broken connection releases nothing more
                 conn.close()

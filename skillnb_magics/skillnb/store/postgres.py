@@ -74,6 +74,7 @@ class PostgresStore:
         self._mutex = threading.RLock()
         self._depth = 0
         self._holder: Conn | None = None
+        self._locked_head: int | None = None  # the head, known while this object holds the lock
         self._closed = False
 
     # -- protocol -----------------------------------------------------------------------------
@@ -118,21 +119,35 @@ class PostgresStore:
                     self._release()
 
     def _acquire(self, conn: Conn) -> Conn:
-        conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, self.name))
+        """Take the lock, then read the head: one round trip (pipelined statements).
+
+        While the lock is held nobody else can move the run (appends and compactions take the
+        same key), so the head read here stays true until this object writes or lets go.
+        """
+        with conn.pipeline():
+            conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, self.name))
+            cur = conn.execute("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
+        row = cur.fetchone()
+        self._locked_head = int(row[0]) if row else 0
         return conn
 
     def _release(self) -> None:
         self._session.pinned = False
+        self._locked_head = None
         holder, self._holder = self._holder, None
         if holder is None or holder.closed or holder.broken:
             return  # the connection is gone, and the server released the lock with it
-        try:
-            holder.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (LOCK_CLASS, self.name))
-        except psycopg.Error:
-            self._session.close()  # same: a broken connection holds no lock
+        self._session.send_only(
+            holder,
+            b"SELECT pg_advisory_unlock($1, hashtext($2))",
+            [str(LOCK_CLASS).encode(), self.name.encode()],
+        )
 
     def head(self) -> int:
         """Return the latest committed version (0 for a run never written)."""
+        with self._mutex:
+            if self._locked_head is not None:
+                return self._locked_head
         row = self._one("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
         return int(row[0]) if row else 0
 
@@ -164,6 +179,9 @@ class PostgresStore:
 
     def read_since(self, version: int) -> list[Event]:
         """Return the events with ``seq > version``, oldest first (never ``None``: none drop)."""
+        with self._mutex:
+            if self._locked_head is not None and version >= self._locked_head:
+                return []
         rows = self._call(
             lambda c: c.execute(
                 "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq > %s ORDER BY seq",
@@ -220,7 +238,10 @@ class PostgresStore:
             ours = [str(r[0]) for r in found] == lines and bool(lines)
             return expected_version + len(lines) if ours else None
 
-        self._call(write, recover)
+        with self._mutex:
+            head = self._call(write, recover)
+            if self._locked_head is not None:
+                self._locked_head = head
         return events
 
     def compact(self, state: RunState) -> None:

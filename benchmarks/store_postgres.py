@@ -1,0 +1,197 @@
+"""The team store on PostgreSQL (pgserver): durable writes against a raw INSERT + COMMIT.
+
+Imported by ``benchmarks/store.py``, which prints this section after the sidecar's. Every
+figure is a median measured on one local PostgreSQL 16 started with pgserver (fsync and
+synchronous_commit on), alternated with the baseline: a raw single-row ``INSERT`` + ``COMMIT``
+of the same event into a plain table on the same server and a connection of its own.
+
+Rows:
+
+* ``append``: :meth:`PostgresStore.append` of one event (one statement: advisory lock, CAS,
+  insert, version, NOTIFY);
+* ``formalize``: :meth:`Run.formalize` on a database run (lock, catch up, encode, append,
+  unlock): what a notebook cell pays;
+* ``4 writers``: four processes formalizing into one run at once (CAS retried on conflict),
+  total writes per second, against four processes doing raw inserts at once.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pgserver
+import psycopg
+
+from skillnb.core.records import EventDraft
+from skillnb.run import open_run
+from skillnb.store.postgres import PostgresStore
+
+WRITES = 200
+BIG = 10_000
+
+
+class Pair(NamedTuple):
+    """Medians in microseconds: the measured write and the raw INSERT + COMMIT beside it."""
+
+    store: float
+    raw: float
+
+
+class RawInsert:
+    """The floor: one row into a plain table, autocommit (INSERT + COMMIT in one round trip)."""
+
+    def __init__(self, url: str, payload: str) -> None:
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS bench_raw (seq bigint PRIMARY KEY, type text, data jsonb)"
+        )
+        self.payload = payload
+        self.seq = int(self.conn.execute("SELECT count(*) FROM bench_raw").fetchone()[0])  # type: ignore[index]
+
+    def write(self) -> None:
+        self.seq += 1
+        self.conn.execute(
+            "INSERT INTO bench_raw VALUES (%s, 'fact.formalized', %s)", (self.seq, self.payload)
+        )
+
+
+def paired(write: Callable[[int], None], raw: RawInsert, first: int, count: int) -> Pair:
+    mine, base = [], []
+    for n in range(first, first + count):
+        start = time.perf_counter()
+        raw.write()
+        base.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        write(n)
+        mine.append(time.perf_counter() - start)
+    return Pair(statistics.median(mine) * 1e6, statistics.median(base) * 1e6)
+
+
+def bench_append(url: str, raw: RawInsert, draft: Callable[[int], EventDraft]) -> tuple[Pair, Pair]:
+    store = PostgresStore(url, "bench/append")
+
+    def write(n: int) -> None:
+        store.append([draft(n)], expected_version=n)
+
+    for n in range(10):
+        write(n)
+    small = paired(write, raw, 10, WRITES)
+    head = store.head()
+    while head < BIG:
+        batch = min(1000, BIG - head)
+        store.append([draft(head + i) for i in range(batch)], expected_version=head)
+        head += batch
+    big = paired(write, raw, head, WRITES)
+    store.close()
+    return small, big
+
+
+def bench_formalize(url: str, raw: RawInsert, value: object) -> Pair:
+    run = open_run(store=url, name="bench/formalize", memory=False)
+    for n in range(10):
+        run.formalize(f"k{n}", value)
+    pair = paired(lambda n: run.formalize(f"k{n % 500}", value), raw, 10, WRITES)
+    run.store.close()
+    return pair
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys, time, psycopg
+    from skillnb.errors import ConflictError
+    from skillnb.run import open_run
+    url, mode, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    if mode == "raw":
+        conn = psycopg.connect(url, autocommit=True)
+        write = lambda n: conn.execute(
+            "INSERT INTO bench_raw_concurrent (data) VALUES (%s)", ('{"n": %d}' % n,))
+    else:
+        run = open_run(store=url, name="bench/writers", memory=False)
+        def write(n):
+            while True:
+                try:
+                    return run.formalize("k%d" % (n % 100), n)
+                except ConflictError:
+                    continue
+    sys.stdin.readline()
+    end, n = time.perf_counter() + seconds, 0
+    while time.perf_counter() < end:
+        write(n)
+        n += 1
+    print(n)
+    """
+)
+
+
+def bench_writers(url: str, mode: str, seconds: float = 5.0) -> float:
+    """Writes per second of four processes writing at once."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS bench_raw_concurrent (id bigserial PRIMARY KEY, data jsonb)"
+        )
+    open_run(store=url, name="bench/writers", memory=False).formalize("k0", 0)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, url, mode, str(seconds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    time.sleep(1.0)  # let them import and connect
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    total = sum(int(proc.communicate(timeout=120)[0]) for proc in procs)
+    return total / seconds
+
+
+def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
+    """Start a server, measure, and return the lines of the section's table."""
+    lines: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="skillnb-pgbench-") as tmp:
+        server = pgserver.get_server(Path(tmp), cleanup_mode="stop")
+        try:
+            url = str(server.get_uri())
+            payload = json.dumps(draft(10).data)
+            raw = RawInsert(url, payload)
+            small, big = bench_append(url, raw, draft)
+            formalize = bench_formalize(url, raw, value)
+            writers = bench_writers(url, "store")
+            raw_writers = bench_writers(url, "raw")
+            raw.conn.close()
+        finally:
+            server.cleanup()
+    head = ("postgres", "µs", "raw µs", "x raw")
+    lines.append(f"{head[0]:<28}" + "".join(f"{h:>9}" for h in head[1:]))
+    for label, pair in (
+        ("append @10", small),
+        ("append @10,000", big),
+        ("formalize (Run, durable)", formalize),
+    ):
+        lines.append(
+            f"{label:<28}{pair.store:>9.0f}{pair.raw:>9.0f}{pair.store / pair.raw:>9.2f}"
+        )
+    growth = (big.store / big.raw) / (small.store / small.raw)
+    lines.append(f"{'growth @10,000 / @10':<28}{'':>9}{'':>9}{growth:>9.2f}")
+    lines.append(
+        f"{'4 writers, writes/s':<28}{writers:>9.0f}{raw_writers:>9.0f}"
+        f"{raw_writers / writers if writers else float('inf'):>9.2f}"
+    )
+    lines.append(
+        "raw: a single-row INSERT + COMMIT on the same server; 4 writers: four processes "
+        "formalizing into one run (CAS, retried on conflict) vs four doing raw inserts; "
+        "their x raw is raw/store throughput"
+    )
+    return lines
