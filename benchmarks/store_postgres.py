@@ -180,9 +180,7 @@ def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
         ("append @10,000", big),
         ("formalize (Run, durable)", formalize),
     ):
-        lines.append(
-            f"{label:<28}{pair.store:>9.0f}{pair.raw:>9.0f}{pair.store / pair.raw:>9.2f}"
-        )
+        lines.append(f"{label:<28}{pair.store:>9.0f}{pair.raw:>9.0f}{pair.store / pair.raw:>9.2f}")
     growth = (big.store / big.raw) / (small.store / small.raw)
     lines.append(f"{'growth @10,000 / @10':<28}{'':>9}{'':>9}{growth:>9.2f}")
     lines.append(

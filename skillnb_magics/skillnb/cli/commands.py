@@ -123,7 +123,7 @@ def _decide(args: argparse.Namespace, status: str) -> int:
         f"{status} {clean(approval.gate)} (request {clean(approval.id)}) by "
         f"{clean(approval.decided_by)}"
     )
-    if args.notebook is not None:
+    if args.notebook is not None and store_url(args) is None:
         emit(f"continue with: skillnb run {command_path(args.notebook)}")
     return 0
 
