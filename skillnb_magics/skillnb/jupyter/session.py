@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillnb.core.records import Event
     from skillnb.core.workflow import Workflow
     from skillnb.jupyter.config import SkillNB
+    from skillnb.jupyter.follow import ChangeFollower
     from skillnb.jupyter.widgets import RunView
     from skillnb.run import Run
 
@@ -96,6 +97,7 @@ class NotebookSession:
         self._cell: tuple[str | None, dict[str, Any] | None] | None = None
         self._shown_mirror: dict[str, Any] | None = None
         self._view: RunView | None = None
+        self._follower: ChangeFollower | None = None
         config.observe(self._settings_changed, names=_SETTINGS)
 
     # -- where the run lives -------------------------------------------------------------
@@ -429,7 +431,18 @@ class NotebookSession:
             return False
         self.stop_view()
         self._view = show_run(run)
+        self._follow(run, self._view)
         return True
+
+    def _follow(self, run: Run, view: RunView) -> None:
+        """Keep ``view`` current with a team run's changes from other machines (NOTIFY)."""
+        from skillnb.jupyter.follow import ChangeFollower, loop_scheduler
+
+        watcher = getattr(run.store, "watcher", None)
+        schedule = loop_scheduler()
+        if watcher is None or schedule is None:
+            return  # a sidecar run, or no event loop to refresh on: the view follows commits
+        self._follower = ChangeFollower(watcher(), view.refresh_if_following, schedule)
 
     @property
     def view(self) -> RunView | None:
@@ -440,6 +453,9 @@ class NotebookSession:
         """Stop the last ``RunView`` from following the run (it stays on screen, usable)."""
         if self._view is not None:
             self._view.stop()
+        if self._follower is not None:
+            self._follower.stop()
+            self._follower = None
 
     def close(self) -> None:
         """Release the run, the comm and the settings observer (``%unload_ext``)."""

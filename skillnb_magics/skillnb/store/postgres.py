@@ -68,6 +68,7 @@ class PostgresStore:
     def __init__(self, url: str, name: str, *, retry: Retry | None = None) -> None:
         self.name = validate_run_name(name)
         self._url = url
+        self._retry = retry
         self._session = PgSession(url, retry=retry)
         self._listener: Conn | None = None
         self._listen_mutex = threading.Lock()
@@ -351,6 +352,10 @@ class PostgresStore:
 
     # -- live updates -------------------------------------------------------------------------
 
+    def watcher(self) -> PostgresStore:
+        """Another store object on the same run, with its own connections (for another thread)."""
+        return PostgresStore(self._url, self.name, retry=self._retry)
+
     def wait_for_change(self, version: int, timeout: float) -> int:
         """Block until the run's head passes ``version`` or ``timeout`` seconds pass.
 
@@ -365,20 +370,28 @@ class PostgresStore:
         deadline = time.monotonic() + max(timeout, 0.0)
         with self._listen_mutex:
             listener = self._listen()
-            head = self.head()
             try:
+                head = self._listener_head(listener)
                 while head <= version:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
-                    for note in listener.notifies(timeout=left, stop_after=1):
-                        if note.payload == self.name:
-                            head = self.head()
+                    # Consume the generator before the next query: it holds the connection.
+                    notes = list(listener.notifies(timeout=left, stop_after=1))
+                    if any(note.payload == self.name for note in notes):
+                        head = self._listener_head(listener)
             except psycopg.Error as exc:
                 self._listener = None
                 listener.close()
                 raise StoreUnavailable(self.url, "the change listener lost its connection") from exc
             return head
+
+    def _listener_head(self, listener: Conn) -> int:
+        """The head, read on the listening connection (the main one may be busy elsewhere)."""
+        row = listener.execute(
+            "SELECT version FROM skillnb_runs WHERE name = %s", (self.name,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def _listen(self) -> Conn:
         if self._listener is not None and not self._listener.closed:
