@@ -28,5 +28,8 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     root = Path(server_app.root_dir).expanduser()
     # Kernels this server starts inherit it: team-store run names are paths from this root.
     os.environ.setdefault("SKILLNB_ROOT", str(root.resolve()))
-    setup_handlers(server_app.web_app, RunRegistry(root))
+    from skillnb.server.teamruns import team_access
+
+    access = team_access(os.environ, root.resolve())
+    setup_handlers(server_app.web_app, RunRegistry(root, access=access))
     server_app.log.info("SKILL.nb server extension serves runs under %s", root)

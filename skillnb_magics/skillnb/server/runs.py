@@ -129,6 +129,20 @@ class RunRegistry:
         """``{"exists": bool, "version": int | None}``, cheap enough to poll."""
         return await self.call(partial(self._version, request_path))
 
+    async def wait_version(self, request_path: str, after: int, wait: float) -> dict[str, Any]:
+        """Like :meth:`version`, but for a team run held until it passes ``after`` (long poll).
+
+        The wait runs on the loop's default executor, not on the registry's worker.
+        """
+        from skillnb.server.teamruns import wait_version
+
+        try:
+            run = await self.call(partial(self._run, request_path))
+        except NoRun:
+            return {"exists": False, "version": None}
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, wait_version, run, after, wait)
+
     async def decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
     ) -> dict[str, Any]:
