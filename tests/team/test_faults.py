@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -136,6 +137,16 @@ def test_a_read_only_role_reads_and_gets_a_clear_error_on_writing(pg_server: PgS
     url = pg_server.url_for("postgres", user=role, password="hunter2-ro")  # noqa: S106
     reader = open_run(store=url, name=name, memory=False)
     assert reader.fact("budget").value == 5
+    shown = [
+        json.dumps(reader.describe()),
+        reader.summary(),
+        repr(reader),
+        repr(reader.store),
+        reader.store.location,
+        json.dumps([e.model_dump(mode="json") for e in reader.history(50)]),
+    ]
+    assert all("hunter2" not in text for text in shown)
+    assert "postgres" in reader.store.location
     with pytest.raises(StoreReadOnly) as raised:
         reader.formalize("budget", 6)
     assert "read-only for this role" in str(raised.value)
