@@ -26,7 +26,7 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pgserver
 import psycopg
@@ -159,6 +159,51 @@ def bench_writers(url: str, mode: str, seconds: float = 5.0, *, one_run: bool = 
     return total / seconds
 
 
+def bench_langgraph(url: str, raw: RawInsert) -> Pair | None:
+    """LangGraph's PostgresSaver per step (one node adding one key to a dict), if installed.
+
+    Measured over steps 10..110 of one thread, each alternated with a raw insert.
+    """
+    try:
+        import operator
+        from typing import Annotated, TypedDict
+
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from langgraph.graph import END, START, StateGraph
+        from psycopg.rows import dict_row
+    except ImportError:
+        return None
+
+    # Built with the call syntax: this module's annotations are strings, resolved nowhere.
+    State = TypedDict(  # noqa: UP013
+        "State", {"facts": Annotated[dict[str, int], operator.or_], "n": int}
+    )
+
+    def step(state: Any) -> dict[str, object]:
+        n = state["n"]
+        return {"facts": {f"k{n}": n}}
+
+    graph = StateGraph(State)
+    graph.add_node("step", step)
+    graph.add_edge(START, "step")
+    graph.add_edge("step", END)
+    conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    saver = PostgresSaver(conn)  # type: ignore[arg-type]
+    saver.setup()
+    app = graph.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "bench"}}
+    for n in range(10):
+        app.invoke({"facts": {}, "n": n}, config)  # type: ignore[arg-type]
+    pair = paired(
+        lambda n: app.invoke({"facts": {}, "n": n}, config),  # type: ignore[arg-type]
+        raw,
+        10,
+        100,
+    )
+    conn.close()
+    return pair
+
+
 def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
     """Start a server, measure, and return the lines of the section's table."""
     lines: list[str] = []
@@ -172,6 +217,7 @@ def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
             formalize = bench_formalize(url, raw, value)
             writers = bench_writers(url, "store")
             own_runs = bench_writers(url, "store", one_run=False)
+            langgraph = bench_langgraph(url, raw)
             raw_writers = bench_writers(url, "raw")
             raw.conn.close()
         finally:
@@ -184,6 +230,11 @@ def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
         ("formalize (Run, durable)", formalize),
     ):
         lines.append(f"{label:<28}{pair.store:>9.0f}{pair.raw:>9.0f}{pair.store / pair.raw:>9.2f}")
+    if langgraph is not None:
+        lines.append(
+            f"{'LangGraph PostgresSaver step':<28}{langgraph.store:>9.0f}{langgraph.raw:>9.0f}"
+            f"{langgraph.store / langgraph.raw:>9.2f}"
+        )
     growth = (big.store / big.raw) / (small.store / small.raw)
     lines.append(f"{'growth @10,000 / @10':<28}{'':>9}{'':>9}{growth:>9.2f}")
     lines.append(
