@@ -29,6 +29,10 @@ def _sidecar(notebook: Path, state_dir: Path | None, *, must_exist: bool) -> Pat
     return sidecar_dir_for(notebook)
 
 
+def _db_usage(_args: argparse.Namespace) -> int:
+    raise UsageError("give an action: skillnb db upgrade URL")
+
+
 def db_upgrade_command(args: argparse.Namespace) -> int:
     """Create or migrate the skillnb schema in the database at ``URL``."""
     from skillnb.store.pg_schema import upgrade
@@ -98,6 +102,7 @@ def pull_command(args: argparse.Namespace) -> int:
 def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Register ``db``, ``push`` and ``pull``."""
     db = subparsers.add_parser("db", help="manage a team store's database")
+    db.set_defaults(handler=_db_usage)
     db_commands = db.add_subparsers(metavar="ACTION", dest="db_action")
     upgrade = db_commands.add_parser(
         "upgrade",
