@@ -32,7 +32,8 @@ def open_store(url: str, name: str) -> Store:
     """
     if not is_database_url(url):
         raise SkillnbError(
-            f"store {redact(url)!r} is not a postgresql:// URL (a folder is a state_dir, --state-dir in the CLI)"
+            f"store {redact(url)!r} is not a postgresql:// URL "
+            "(a folder is a state_dir, --state-dir in the CLI)"
         )
     try:
         validate_run_name(name)
