@@ -23,23 +23,18 @@ and CLI commands may open the same run name: each store object has its own conne
 
 from __future__ import annotations
 
-import json
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-import psycopg
-from pydantic import ValidationError
-
-from skillnb.core.records import RECORD_VERSION, Event, EventDraft, RunState
-from skillnb.errors import ConflictError, StoreCorrupted, StoreUnavailable
+from skillnb.core.records import Event, EventDraft, RunState
+from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
-from skillnb.store.journal import describe_validation_error, event_text
-from skillnb.store.migrations import EVENT_MIGRATIONS, SNAPSHOT_MIGRATIONS, upgrade
+from skillnb.store.journal import event_text
+from skillnb.store.pg_listen import ChangeListener
+from skillnb.store.pg_rows import decode_event, decode_snapshot
 from skillnb.store.pg_schema import CHANNEL, LOCK_CLASS
 from skillnb.store.pg_session import Conn, PgSession, Retry
 from skillnb.store.pg_url import validate_run_name
@@ -70,8 +65,7 @@ class PostgresStore:
         self._url = url
         self._retry = retry
         self._session = PgSession(url, retry=retry)
-        self._listener: Conn | None = None
-        self._listen_mutex = threading.Lock()
+        self._listener = ChangeListener(url, self.name, retry)
         self._mutex = threading.RLock()
         self._depth = 0
         self._holder: Conn | None = None
@@ -167,13 +161,13 @@ class PostgresStore:
                 row = conn.execute(
                     "SELECT body FROM skillnb_snapshots WHERE run = %s", (self.name,)
                 ).fetchone()
-                snapshot = self._decode_snapshot(str(row[0])) if row else None
+                snapshot = decode_snapshot(self.location, str(row[0])) if row else None
                 after = snapshot.version if snapshot is not None else 0
                 rows = conn.execute(
                     "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq > %s ORDER BY seq",
                     (self.name, after),
                 ).fetchall()
-            return snapshot, [self._decode_event(int(s), str(line)) for s, line in rows]
+            return snapshot, [decode_event(self.location, int(s), str(line)) for s, line in rows]
 
         snapshot, events = self._call(read)
         return Loaded(snapshot=snapshot, events=events)
@@ -189,7 +183,7 @@ class PostgresStore:
                 (self.name, max(version, 0)),
             ).fetchall()
         )
-        return [self._decode_event(int(s), str(line)) for s, line in rows]
+        return [decode_event(self.location, int(s), str(line)) for s, line in rows]
 
     def append(
         self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
@@ -291,7 +285,7 @@ class PostgresStore:
                 ).fetchall()
             )
             for seq, line in rows:
-                yield self._decode_event(int(seq), str(line))
+                yield decode_event(self.location, int(seq), str(line))
             if len(rows) < _HISTORY_PAGE:
                 return
             after = int(rows[-1][0])
@@ -331,10 +325,7 @@ class PostgresStore:
         with self._mutex:
             self._closed = True
             self._session.close()
-        with self._listen_mutex:
-            if self._listener is not None:
-                self._listener.close()
-                self._listener = None
+        self._listener.close()
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -359,52 +350,15 @@ class PostgresStore:
     def wait_for_change(self, version: int, timeout: float) -> int:
         """Block until the run's head passes ``version`` or ``timeout`` seconds pass.
 
-        Uses ``LISTEN``/``NOTIFY`` on a second connection: no polling. Returns the head then
-        (``<= version`` after a timeout). Compactions notify too, so a waiter also wakes when a
-        snapshot is written at an unchanged head.
+        Uses ``LISTEN``/``NOTIFY`` on a second connection (:mod:`skillnb.store.pg_listen`):
+        no polling. Returns the head then (``<= version`` after a timeout).
 
         Raises:
             StoreUnavailable: the server could not be reached.
 
         """
-        deadline = time.monotonic() + max(timeout, 0.0)
-        with self._listen_mutex:
-            listener = self._listen()
-            try:
-                head = self._listener_head(listener)
-                while head <= version:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    # Consume the generator before the next query: it holds the connection.
-                    notes = list(listener.notifies(timeout=left, stop_after=1))
-                    if any(note.payload == self.name for note in notes):
-                        head = self._listener_head(listener)
-            except psycopg.Error as exc:
-                self._listener = None
-                listener.close()
-                raise StoreUnavailable(self.url, "the change listener lost its connection") from exc
-            return head
-
-    def _listener_head(self, listener: Conn) -> int:
-        """The head, read on the listening connection (the main one may be busy elsewhere)."""
-        row = listener.execute(
-            "SELECT version FROM skillnb_runs WHERE name = %s", (self.name,)
-        ).fetchone()
-        return int(row[0]) if row else 0
-
-    def _listen(self) -> Conn:
-        if self._listener is not None and not self._listener.closed:
-            return self._listener
         self._check_open()
-
-        def start(_: Conn) -> Conn:
-            conn = PgSession.connect(self._url)
-            conn.execute(f"LISTEN {CHANNEL}")
-            return conn
-
-        self._listener = self._session.run(start)
-        return self._listener
+        return self._listener.wait(version, timeout)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -417,38 +371,6 @@ class PostgresStore:
 
     def _one(self, sql: str, params: tuple[object, ...]) -> tuple[Any, ...] | None:
         return self._call(lambda c: c.execute(sql.encode(), params).fetchone())
-
-    def _decode_event(self, seq: int, line: str) -> Event:
-        error: ValidationError | None = None
-        try:
-            event = Event.model_validate_json(line, strict=True)
-        except ValidationError as exc:
-            error = exc
-        else:
-            if event.v == RECORD_VERSION and event.seq == seq:
-                return event
-        try:
-            record = upgrade(json.loads(line), EVENT_MIGRATIONS, path=Path(self.location), line=seq)
-            event = Event.model_validate(record)
-        except (ValueError, ValidationError) as exc:
-            detail = describe_validation_error(error) if error is not None else str(exc)
-            raise StoreCorrupted(self.location, f"event {seq}: {detail}") from None
-        if event.seq != seq:
-            raise StoreCorrupted(self.location, f"event {seq} says it is event {event.seq}")
-        return event
-
-    def _decode_snapshot(self, body: str) -> RunState:
-        try:
-            state = RunState.model_validate_json(body, strict=True)
-            if state.v == RECORD_VERSION:
-                return state
-        except ValidationError:
-            pass
-        try:
-            record = upgrade(json.loads(body), SNAPSHOT_MIGRATIONS, path=Path(self.location))
-            return RunState.model_validate(record)
-        except (ValueError, ValidationError) as exc:
-            raise StoreCorrupted(self.location, f"snapshot: {exc}") from None
 
     def _check_open(self) -> None:
         if self._closed:
