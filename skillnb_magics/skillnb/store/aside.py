@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillnb.errors import SkillnbError
-from skillnb.store.durable import fsync_dir
+from skillnb.store.durable import FileLock, fsync_dir
 from skillnb.store.layout import SidecarLayout
-from skillnb.store.lockfile import FileLock
 
 __all__ = ["aside_folder", "restore_aside", "set_aside"]
 

@@ -4,7 +4,7 @@
 as described in :mod:`skillnb.store.layout`: a JSON-lines journal with a checksum per line
 (:mod:`skillnb.store.journal`), a compacted snapshot (:mod:`skillnb.store.snapshot`), archived
 segments, content-addressed blobs (:mod:`skillnb.store.blobs`) and a lock file
-(:mod:`skillnb.store.lockfile`).
+(:class:`skillnb.store.durable.FileLock`).
 
 Durability: an append writes all its lines with one ``os.write`` on an ``O_APPEND`` descriptor
 and fsyncs before returning; every create and rename is followed by a folder fsync. Reads take
@@ -26,6 +26,7 @@ from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import BlobFolder
 from skillnb.store.compaction import compact_journal, recover
 from skillnb.store.durable import (
+    FileLock,
     PhaseHook,
     aside_path,
     atomic_write,
@@ -36,7 +37,6 @@ from skillnb.store.durable import (
 from skillnb.store.history import read_history
 from skillnb.store.journal import encode_events, encode_header
 from skillnb.store.layout import SidecarLayout, sidecar_dir_for
-from skillnb.store.lockfile import FileLock
 from skillnb.store.protocol import Loaded
 from skillnb.store.snapshot import encode_snapshot, read_snapshot
 from skillnb.store.tail import JournalTail
