@@ -272,9 +272,7 @@ class SkillMemory:
         try:
             return decode(raw, self._skill_name), None
         except FormatProblem as problem:
-            moved = durable.move_aside(
-                self._path, "corrupt", now.strftime("%Y%m%dT%H%M%S%z")
-            )
+            moved = durable.move_aside(self._path, "corrupt", now.strftime("%Y%m%dT%H%M%S%z"))
             return self._fresh(now), (moved, str(problem))
 
     def _warn_moved(self, moved: tuple[Path, str] | None) -> None:
