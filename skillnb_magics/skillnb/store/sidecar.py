@@ -47,6 +47,7 @@ from skillnb.store.durable import (
     PhaseHook,
     aside_path,
     atomic_write,
+    check_dir,
     check_file,
     ensure_dir,
     open_file,
@@ -248,6 +249,8 @@ class SidecarStore:
 
         """
         with self.lock():
+            check_file(self._layout.snapshot)  # refuse symlinks before changing anything
+            check_dir(self._layout.segments)
             sweep_temp_files(self._layout.root)
             sweep_temp_files(self._layout.segments)
             recover(self._layout, self._tail, self._hook)
