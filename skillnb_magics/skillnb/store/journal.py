@@ -58,6 +58,7 @@ __all__ = [
     "describe_validation_error",
     "encode_events",
     "encode_header",
+    "looks_like_journal",
     "parse_line",
     "scan",
 ]
@@ -264,6 +265,11 @@ class Scan:
         return self.header.base if self.header is not None else None
 
 
+def looks_like_journal(data: bytes) -> bool:
+    """Tell whether ``data`` begins as every journal line does (an empty file does too)."""
+    return _LINE_START.startswith(data[: len(_LINE_START)])
+
+
 def _not_a_journal(path: Path, data: bytes, first: BadLine | None) -> StoreCorrupted:
     why = f"it begins {data[:20]!r}" + (f": {first.detail}" if first is not None else "")
     return StoreCorrupted(
@@ -272,6 +278,20 @@ def _not_a_journal(path: Path, data: bytes, first: BadLine | None) -> StoreCorru
         "SKILL.nb never replaces a file it did not write",
         line=1,
     )
+
+
+def _check_first_fragment(data: bytes, path: Path) -> None:
+    """A journal whose only bytes lack a newline: a torn first event, or a cut header.
+
+    The header is written atomically with the journal, so a header without its newline is
+    damage (repair restores it), not a torn write.
+    """
+    try:
+        item, _ = parse_line(data, path=path, line=1)
+    except BadLine:
+        return
+    if isinstance(item, JournalHeader):
+        raise StoreCorrupted(path, "the journal header has no newline (the file was cut)", line=1)
 
 
 def scan(
@@ -300,7 +320,7 @@ def scan(
         NewerFormatError: a line was written by a newer skillnb.
 
     """
-    if header_allowed and not _LINE_START.startswith(data[: len(_LINE_START)]):
+    if header_allowed and not looks_like_journal(data):
         raise _not_a_journal(path, data, None)
     events: list[Event] = []
     offsets: list[int] = []
@@ -333,6 +353,8 @@ def scan(
             committed, end, lines = len(events), nl + 1, lineno - first_line + 1
         pos, lineno = nl + 1, lineno + 1
     del events[committed:], offsets[committed:]
+    if header_allowed and pos == 0 and data:
+        _check_first_fragment(data, path)
     return Scan(
         events=events,
         offsets=offsets,

@@ -43,7 +43,14 @@ from skillnb.store.durable import (
     read_file,
     sweep_temp_files,
 )
-from skillnb.store.journal import BadLine, JournalHeader, encode_events, encode_header, parse_line
+from skillnb.store.journal import (
+    BadLine,
+    JournalHeader,
+    encode_events,
+    encode_header,
+    looks_like_journal,
+    parse_line,
+)
 from skillnb.store.layout import SidecarLayout
 from skillnb.store.sidecar import SidecarStore
 from skillnb.store.snapshot import read_snapshot
@@ -109,6 +116,7 @@ class _Salvage:
 
     base: int | None = None
     run_id: str | None = None
+    fragment: tuple[int, ...] = ()
     events: list[Event] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
     damaged: list[int] = field(default_factory=list)
@@ -169,6 +177,7 @@ def _salvage_fragment(
     A header is still read; anything else was never acknowledged and is dropped (it stays in
     the copy set aside).
     """
+    found.fragment = (number,)
     try:
         item, _ = parse_line(fragment, path=path, line=number)
     except BadLine:
@@ -236,7 +245,9 @@ def _journal_run(found: _Salvage, expect: _Expect) -> str | None:
 
 
 def _repair_file(path: Path, expect: _Expect, now: datetime) -> FileRepair | None:
-    found = _salvage(read_file(path), path, header_allowed=expect.header)
+    data = read_file(path)
+    found = _salvage(data, path, header_allowed=expect.header)
+    foreign = expect.header and not looks_like_journal(data)  # never held our events
     base, first, last = 0, expect.first, expect.last
     if expect.header:
         if found.base is not None:
@@ -249,9 +260,16 @@ def _repair_file(path: Path, expect: _Expect, now: datetime) -> FileRepair | Non
     if first is not None:
         found.keep_within(first, last)
     reached = found.events[-1].seq if found.events else (first or 1) - 1
-    if expect.header and reached < expect.snapshot:
-        last = expect.snapshot  # the journal must reach the snapshot: fill what is missing
-    if found.clean and (last is None or reached == last):
+    if last is None:
+        # Damaged complete lines after the last valid one held events too (acknowledged,
+        # perhaps): their numbers become placeholders, so no later write reuses them.
+        after = found.numbers[-1] if found.numbers else 0
+        trailing = sum(1 for n in found.damaged if n > after and n not in found.fragment)
+        trailing = 0 if foreign else trailing
+        target = max(reached + trailing, expect.snapshot if expect.header else 0)
+        last = target if target > reached else None
+    headless = expect.header and found.base is None and base > 0  # its header was lost
+    if found.clean and not headless and (last is None or reached == last):
         return None
     aside = _keep_aside(path, now)
     note: dict[str, object] = {

@@ -108,14 +108,17 @@ class JournalTail:
         self._fd = fd
         st = os.fstat(fd)
         self.identity = (st.st_dev, st.st_ino)
-        data = _read_from(fd, 0)
-        found = scan(data, path=self.path, header_allowed=True)
+        try:
+            found = scan(_read_from(fd, 0), path=self.path, header_allowed=True)
+        except BaseException:
+            self.close()  # the next refresh reads the whole file again
+            raise
         self.missing = False
         self._header = 1 if found.header is not None else 0
         self.run_id = found.header.run_id if found.header is not None else None
         self.base = found.base or 0
         self.last = self.base + len(found.events)
-        self.end, self.size, self.tail_lines = found.end, len(data), found.tail_lines
+        self.end, self.size, self.tail_lines = found.end, found.end + found.tail, found.tail_lines
         self._lines = found.lines
         self._offsets = array("q", found.offsets)
         self._recent = deque(found.events, maxlen=_RECENT)
