@@ -6,15 +6,16 @@ without building anything, and refuses text nested deeper than ``max_depth`` wit
 :class:`JSONTooDeep`, a :class:`ValueError`, so callers that already turn ``ValueError`` into a
 clear error (``StoreCorrupted``, ``CodecError``, a 400 answer) need nothing more.
 
-The measurement strips string literals with one regular expression, keeps the brackets, and
-removes innermost ``[]``/``{}`` pairs one level per pass, so it costs a few passes over the
-bytes at C speed; text with fewer brackets than ``max_depth`` skips it altogether.
+The measurement strips string literals with one regular expression, maps opening brackets to
++1 and closing ones to -1 and takes the highest running sum, all in C loops, linear in the
+size of the text; text with fewer brackets than ``max_depth`` skips it altogether.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "JSONTooDeep", "json_depth_exceeds", "load_json"]
@@ -23,8 +24,8 @@ MAX_DEPTH = 128
 """Default nesting limit: far beyond real data, far below the interpreter's recursion limit."""
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # as signed bytes: +1, +1, -1, -1
 
 
 class JSONTooDeep(ValueError):
@@ -38,21 +39,15 @@ class JSONTooDeep(ValueError):
 def json_depth_exceeds(data: bytes | str, limit: int = MAX_DEPTH) -> bool:
     """Tell whether the arrays and objects in JSON text ``data`` nest deeper than ``limit``.
 
-    Text that is not well-formed is measured as far as it goes: unbalanced brackets left over
-    count as nesting when there are more than ``limit`` of them.
+    Text that is not well-formed is measured as far as it goes (an unterminated string counts
+    the brackets after it), so the answer errs towards "too deep", never towards a parser's
+    recursion limit.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
-    for _ in range(limit):
-        reduced = _PAIR.sub(b"", brackets)
-        if not reduced:
-            return False
-        if len(reduced) == len(brackets):  # no pairs left: malformed
-            return len(reduced) > limit
-        brackets = reduced
-    return bool(brackets)
+    steps = _STRING.sub(b"", raw).translate(_STEP, _NOT_BRACKET)
+    return max(accumulate(memoryview(steps).cast("b")), default=0) > limit
 
 
 def load_json(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:

@@ -133,7 +133,8 @@ class SidecarStore:
         with self._mutex:
             self._check_open()
             self._tail.refresh()
-            if self._tail.run_id is not None or not self._tail.missing:
+            if not self._tail.missing:
+                self._notice_torn()
                 return self._tail.run_id
             snapshot = self._read_snapshot()
             return snapshot.run_id if snapshot is not None else None
@@ -194,9 +195,9 @@ class SidecarStore:
             self._tail.refresh()
             if self._tail.missing:
                 return [] if version >= self._snapshot_version() else None
+            self._notice_torn()
             if version < self._tail.base:
                 return None
-            self._notice_torn()
             return self._tail.events_after(version)
 
     def append(
