@@ -88,6 +88,7 @@ def open_file(path: Path, flags: int, mode: int = FILE_MODE) -> int:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise UnsafePath(path, "is not a regular file")
+    os.set_blocking(fd, True)  # O_NONBLOCK only kept open() from waiting on a FIFO
     return fd
 
 
