@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from backends import Backend
 
 from pg import PgServer, run_name
-from skillnb.store import MemoryStore, SidecarStore, Store
+from skillnb.store import MemoryStore, SidecarStore
 from skillnb.store.memory import MemoryData
 from skillnb.store.postgres import PostgresStore
-
-
-@dataclass
-class Backend:
-    """Opens store objects over one shared location (like separate processes would)."""
-
-    name: str
-    factory: Callable[[], Store]
-    opened: list[Store] = field(default_factory=list)
-
-    def open(self) -> Store:
-        store = self.factory()
-        self.opened.append(store)
-        return store
 
 
 @pytest.fixture
