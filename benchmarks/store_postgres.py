@@ -159,6 +159,49 @@ def bench_writers(url: str, mode: str, seconds: float = 5.0, *, one_run: bool = 
     return total / seconds
 
 
+_CONSUMER = textwrap.dedent(
+    """
+    import sys, time
+    from skillnb.run import open_run
+    url, n = sys.argv[1], int(sys.argv[2])
+    run = open_run(store=url, name="bench/claims", memory=False)
+    sys.stdin.readline()
+    done = sum(1 for _ in run.items("tickets", [f"t{i:05}" for i in range(n)]))
+    print(done)
+    """
+)
+
+
+def bench_claims(url: str, items: int = 400) -> float | None:
+    """Items per second of four consumers sharing one batch (claim + done per item).
+
+    ``None`` when this skillnb has no claims (batches are then one consumer's).
+    """
+    try:
+        import skillnb.core.claims  # noqa: F401
+    except ImportError:
+        return None
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CONSUMER, url, str(items)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    time.sleep(1.5)  # let them import, connect and declare the batch
+    started = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    total = sum(int(proc.communicate(timeout=600)[0]) for proc in procs)
+    elapsed = time.perf_counter() - started
+    assert total == items, f"{total} items done for {items}"
+    return items / elapsed
+
+
 def bench_langgraph(url: str, raw: RawInsert) -> Pair | None:
     """LangGraph's PostgresSaver per step (one node adding one key to a dict), if installed.
 
@@ -218,6 +261,7 @@ def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
             writers = bench_writers(url, "store")
             own_runs = bench_writers(url, "store", one_run=False)
             langgraph = bench_langgraph(url, raw)
+            claims = bench_claims(url)
             raw_writers = bench_writers(url, "raw")
             raw.conn.close()
         finally:
@@ -230,6 +274,8 @@ def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
         ("formalize (Run, durable)", formalize),
     ):
         lines.append(f"{label:<28}{pair.store:>9.0f}{pair.raw:>9.0f}{pair.store / pair.raw:>9.2f}")
+    if claims is not None:
+        lines.append(f"{'claim + done, 4 consumers/s':<28}{claims:>9.0f}")
     if langgraph is not None:
         lines.append(
             f"{'LangGraph PostgresSaver step':<28}{langgraph.store:>9.0f}{langgraph.raw:>9.0f}"
