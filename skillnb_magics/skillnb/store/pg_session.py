@@ -19,6 +19,7 @@ caller starts again from the top. Every message passes through
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -180,8 +181,9 @@ class PgSession:
         """
         try:
             conn.pgconn.send_query_params(sql, params)
-            conn.pgconn.flush()
-        except psycopg.Error:
+            while conn.pgconn.flush():  # a non-blocking connection may keep bytes back
+                select.select([], [conn.pgconn.socket], [], 1.0)
+        except (psycopg.Error, OSError):
             self._drop()
             return
         self._unanswered = True
