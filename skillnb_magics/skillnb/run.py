@@ -148,7 +148,8 @@ class Run(Gating):
         definition = self._state.workflow_definition
         if definition is None:
             return None
-        return Workflow.from_dict(definition, source=f"{self.store.location} (stored definition)")
+        where = f"{self.store.location} (stored definition)"
+        return Workflow.from_dict(definition, source=where, trusted=False)
 
     def bind(self, workflow: Workflow) -> None:
         """Bind ``workflow`` to this run (recorded when its definition changed).

@@ -55,6 +55,9 @@ class Transition:
     """True when the action may safely run again after an uncertain end."""
     description: str | None = None
     """What the transition means, in words."""
+    trusted: bool = field(default=True, compare=False, repr=False)
+    """False when the definition was read back: a ``module:function`` action is then never
+    imported (see :attr:`skillnb.core.workflow.Workflow.trusted`)."""
 
     def applies_to(self, state: str | None) -> bool:
         """Tell whether the transition may fire from ``state``."""

@@ -229,7 +229,7 @@ def workflow_cell(nb: Mapping[str, Any], *, origin: str) -> Workflow | None:
     if not bodies:
         return None
     try:
-        return Workflow.from_yaml(bodies[-1])
+        return Workflow.from_yaml(bodies[-1], trusted=False)  # read back, not run here
     except WorkflowError as exc:
         warnings.warn(
             f"{origin}: the %%workflow cell could not be read ({exc}); rebuilt without a workflow",
