@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, FactKind, JsonValue, RunState
 from skillnb.core.state import MalformedEvent, apply, state_entry_seq
 from skillnb.core.workflow import Workflow
@@ -193,6 +194,7 @@ class Run(Gating):
 
     # -- committing ----------------------------------------------------------------------
     def _draft(self, type_: str, **data: JsonValue) -> EventDraft:
+        check_event(type_, data)  # names, keys and notes within their limits, before any write
         return EventDraft(type=type_, at=self._clock(), data=data)
 
     def _commit(
