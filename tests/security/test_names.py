@@ -47,7 +47,7 @@ def test_validate_and_load_agree_on_bad_names(yaml_text: str, fragment: str) -> 
     problems = validate(yaml_text)
     assert problems, "validate accepted what load refuses"
     assert fragment in problems[0].problem
-    with pytest.raises(WorkflowError, match="name|trigger|skill"):
+    with pytest.raises(WorkflowError, match=r"name|trigger|skill"):
         Workflow.from_yaml(yaml_text)
     assert time.perf_counter() - started < 1.0
 
