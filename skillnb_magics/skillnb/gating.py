@@ -21,6 +21,7 @@ from skillnb.core import gates as gate_eval
 from skillnb.core.gates import GateContext, GateSpec
 from skillnb.core.records import Approval, Event, EventDraft, GateReport, RunState
 from skillnb.core.registry import Registry, default_registry
+from skillnb.core.shell import cli_command, magic_command
 from skillnb.core.state import state_entry_seq
 from skillnb.errors import (
     ApprovalError,
@@ -112,8 +113,8 @@ class Gating:
         state = self._run().snapshot_ref()
         request = _open_request(state, spec.name)
         how = (
-            f"approve with `%skillnb approve {spec.name}` "
-            f"or `skillnb approve NOTEBOOK {spec.name} --by NAME`"
+            f"approve with `{magic_command('approve', spec.name)}` "
+            f"or `{cli_command('approve', 'NOTEBOOK', spec.name, '--by', 'NAME')}`"
         )
         message = _approval_message(spec)
         if request is None:

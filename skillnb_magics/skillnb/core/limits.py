@@ -27,6 +27,7 @@ __all__ = [
     "check_key",
     "check_name",
     "check_text",
+    "json_too_deep",
     "name_problem",
     "skill_slug",
 ]
@@ -39,6 +40,8 @@ MAX_TEXT = 10_000
 """Longest note or message."""
 MAX_SKILL = 100
 """Longest skill name (it is a file name)."""
+MAX_JSON_DEPTH = 100
+"""Deepest JSON value read back from a notebook's SKILL.nb outputs."""
 
 ACTIVE_MARKUP = re.compile(
     r"<\s*/?\s*(script|iframe|object|embed|meta|link|style)\b|javascript\s*:|<[^>]*\son\w+\s*=",
@@ -123,6 +126,22 @@ def check_text(value: object, what: str, limit: int = MAX_TEXT) -> None:
         raise InvalidName(what, value, f"must be a string, not {type(value).__name__}")
     if len(value) > limit:
         raise InvalidName(what, value, f"is {len(value)} characters long (limit {limit})")
+
+
+def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Tell whether ``value`` (parsed JSON) nests lists and objects deeper than ``limit``.
+
+    Iterative, so a hostile value cannot exhaust the stack while it is measured.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def skill_slug(name: str) -> str:

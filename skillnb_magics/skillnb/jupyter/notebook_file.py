@@ -21,9 +21,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillnb.core.limits import json_too_deep
 from skillnb.errors import SkillnbError
 
 __all__ = [
+    "NotANotebook",
     "cell_source",
     "code_cells",
     "dump_notebook",
@@ -33,13 +35,19 @@ __all__ = [
 ]
 
 _DEFAULT_INDENT = 1
+_MAX_DEPTH = 500  # deeper JSON cannot be written back (json.dumps recurses) nor checked
+
+
+class NotANotebook(SkillnbError):
+    """The file is not nbformat 4 notebook JSON (invalid, nested too deeply, another format)."""
 
 
 def load_notebook(path: str | Path) -> dict[str, Any]:
     """Read ``path`` as notebook JSON (nbformat 4).
 
     Raises:
-        SkillnbError: the file is missing, is not JSON, or is not an nbformat 4 notebook.
+        SkillnbError: the file is missing or unreadable.
+        NotANotebook: it is not JSON, is nested too deeply, or is not nbformat 4.
 
     """
     nb_path = Path(path)
@@ -52,19 +60,27 @@ def load_notebook(path: str | Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SkillnbError(
+        raise NotANotebook(
             f"{nb_path}:{exc.lineno}: not a notebook (invalid JSON: {exc.msg})"
         ) from exc
+    except RecursionError:
+        raise NotANotebook(_too_deep(nb_path)) from None
+    if json_too_deep(data, _MAX_DEPTH):
+        raise NotANotebook(_too_deep(nb_path))
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise SkillnbError(f"{nb_path}: not a notebook (no list of cells)")
+        raise NotANotebook(f"{nb_path}: not a notebook (no list of cells)")
     if data.get("nbformat") != 4:
-        raise SkillnbError(
+        raise NotANotebook(
             f"{nb_path}: nbformat {data.get('nbformat')!r} is not supported; "
             "save it with a current Jupyter (nbformat 4)"
         )
     if not isinstance(data.get("metadata"), dict):
         data["metadata"] = {}
     return data
+
+
+def _too_deep(path: Path) -> str:
+    return f"{path}: not a notebook (JSON nested more than {_MAX_DEPTH} levels deep)"
 
 
 def _indent_of(text: str) -> int:

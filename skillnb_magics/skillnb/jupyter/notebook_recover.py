@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from skillnb.core.limits import json_too_deep
 from skillnb.core.records import Event
 from skillnb.errors import WorkflowError
 from skillnb.jupyter.notebook_file import cell_source, code_cells
@@ -122,7 +123,7 @@ def _event_dumps(payload: Mapping[str, Any], ours: Mapping[str, Any] | None) -> 
 def _parse_output(output: Mapping[str, Any], cell: int) -> tuple[_Bundle | None, int]:
     """Parse one SKILL.nb output; return it and how many malformed pieces it had."""
     payload = _bundle_payload(output["data"][BUNDLE_MIME])
-    if payload is None:
+    if payload is None or json_too_deep(output):
         return None, 1
     ours, bad = _volatile(output)
     events: list[Event] = []
