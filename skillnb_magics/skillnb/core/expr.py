@@ -293,7 +293,8 @@ class _Evaluator:
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             symbol, func = CMPOPS[type(op)]
             right = self.eval(right_node)
-            self.weigh(left, right, what=f"'{symbol}'")
+            if _walks(symbol, left, right):
+                self.weigh(left, right, what=f"'{symbol}'")
             try:
                 ok = bool(func(left, right))
             except TypeError:
@@ -305,6 +306,17 @@ class _Evaluator:
                 return False
             left = right
         return True
+
+
+def _walks(symbol: str, left: Any, right: Any) -> bool:
+    """Whether the comparison walks its operands (``==`` stops at a type or length mismatch)."""
+    if symbol in ("in", "not in"):
+        return True
+    if not (isinstance(left, _SCANNED) and isinstance(right, _SCANNED)):
+        return False
+    if symbol in ("==", "!="):
+        return type(left) is type(right) and len(left) == len(right)
+    return True
 
 
 def _sum(values: Any, start: Any = 0) -> Any:
