@@ -75,3 +75,26 @@ def test_a_headless_run_keeps_the_secret_out_of_the_notebook_and_its_mode(
     assert SECRET in journal.read_text(encoding="utf-8")
     assert stat.S_IMODE(journal.stat().st_mode) == 0o600
     assert stat.S_IMODE(sidecar_dir_for(path).stat().st_mode) == 0o700
+
+
+def test_a_run_rebuilt_from_previews_knows_facts_by_preview_only(tmp_path: Path) -> None:
+    from securitykit import write_notebook
+
+    from skillnb.jupyter.display import preview_only
+    from skillnb.jupyter.notebook_rebuild import rebuild_run
+
+    run = open_run(tmp_path / "nb.ipynb", memory=False)
+    run.formalize("token", SECRET)
+    dumps = [preview_only(e.model_dump(mode="json")) for e in run.store.history()]
+    meta = {"v": 1, "run_id": run.id, "at": "2024-01-01T00:00:00+00:00", "events": dumps}
+    output = {
+        "output_type": "display_data",
+        "data": {"application/vnd.skillnb.v1+json": {"v": 1}, "text/plain": "x"},
+        "metadata": {"application/vnd.skillnb.v1+json": meta},
+    }
+    write_notebook(tmp_path / "nb.ipynb", [output])
+    rebuilt = rebuild_run(tmp_path / "nb.ipynb", state_dir=tmp_path / "rebuilt", memory=False)
+    fact = rebuilt.fact("token")
+    assert fact is not None
+    assert fact.restorable is False
+    assert SECRET not in str(fact.value)
