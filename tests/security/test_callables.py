@@ -116,3 +116,27 @@ def test_trust_is_set_by_the_loader_and_left_out_of_equality() -> None:
     assert given.hash == stored.hash
     assert not stored.gates["looks_fine"].trusted
     assert given.gates["looks_fine"].trusted
+
+
+def test_the_workflow_cell_of_a_notebook_jupyter_trusts_is_trusted(tmp_path: Path) -> None:
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    from skillnb.jupyter.notebook_recover import workflow_cell
+    from skillnb.jupyter.notebook_trust import notebook_trusted
+
+    nb = nbformat.v4.new_notebook()
+    source = "%%workflow\n" + Workflow.from_dict(shell_workflow()).to_yaml()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    data_dir = tmp_path / "jupyter-data"
+    assert not notebook_trusted(nb, data_dir)  # no key yet: nothing is created to answer
+    assert not data_dir.exists()
+    data_dir.mkdir()
+    with NotebookNotary(data_dir=str(data_dir)) as notary:
+        notary.sign(nb)
+    assert notebook_trusted(nb, data_dir)
+    found = workflow_cell(nb, origin="nb.ipynb", trust=lambda n: notebook_trusted(n, data_dir))
+    assert found is not None
+    assert found.trusted
+    nb.cells[0].source += "\n# changed by someone else\n"
+    assert not notebook_trusted(nb, data_dir)
