@@ -98,3 +98,15 @@ def test_what_the_run_accepts_the_mirror_reads_back(tmp_path: Path) -> None:
     assert problem is None
     assert mirror is not None
     assert len(mirror["facts"]) == 5
+
+
+def test_an_oversized_approval_message_is_refused_before_it_is_recorded(tmp_path: Path) -> None:
+    from skillnb.core.gates import inline_gates
+
+    run = open_run(state_dir=tmp_path / "s", memory=False)
+    before = run.version
+    gates = inline_gates(approval="a" * 20_000, name_prefix="ship")
+    with pytest.raises(InvalidName, match="approval message"):
+        run.run_gated(None, gates=gates, key="ship")
+    assert run.pending() == []
+    assert run.version == before

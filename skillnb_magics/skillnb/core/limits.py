@@ -182,6 +182,11 @@ def _fact(fact: Any) -> None:
         check_text(fact.get("note"), "note")
 
 
+def _approval(approval: Any) -> None:
+    if isinstance(approval, Mapping):
+        check_text(approval.get("message"), "approval message")
+
+
 def _key_ids(ids: Any) -> None:
     if isinstance(ids, Mapping):
         for name, value in ids.items():
@@ -192,6 +197,7 @@ def _key_ids(ids: Any) -> None:
 _FIELDS: Mapping[str, Mapping[str, Callable[[Any], object]]] = {
     "fact.formalized": {"fact": _fact},
     "gate.reported": {"key": _keys("step key")},
+    "approval.requested": {"approval": _approval},
     "approval.decided": {"by": _name("approver"), "note": _text("note")},
     "step.started": {"key": _keys("step key")},
     "step.cleared": {"key": _keys("step key"), "by": _name("name")},
