@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from skillnb.core.limits import json_too_deep
+from skillnb.core.safejson import json_depth_exceeds
 from skillnb.errors import SkillnbError
 
 __all__ = [
@@ -57,16 +57,16 @@ def load_notebook(path: str | Path) -> dict[str, Any]:
         raise SkillnbError(f"{nb_path}: no such notebook") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SkillnbError(f"{nb_path}: cannot read the notebook: {exc}") from exc
+    if json_depth_exceeds(text, _MAX_DEPTH):  # measured on the text, before parsing
+        raise NotANotebook(
+            f"{nb_path}: not a notebook (JSON nested more than {_MAX_DEPTH} levels deep)"
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NotANotebook(
             f"{nb_path}:{exc.lineno}: not a notebook (invalid JSON: {exc.msg})"
         ) from exc
-    except RecursionError:
-        raise NotANotebook(_too_deep(nb_path)) from None
-    if json_too_deep(data, _MAX_DEPTH):
-        raise NotANotebook(_too_deep(nb_path))
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotANotebook(f"{nb_path}: not a notebook (no list of cells)")
     if data.get("nbformat") != 4:
@@ -77,10 +77,6 @@ def load_notebook(path: str | Path) -> dict[str, Any]:
     if not isinstance(data.get("metadata"), dict):
         data["metadata"] = {}
     return data
-
-
-def _too_deep(path: Path) -> str:
-    return f"{path}: not a notebook (JSON nested more than {_MAX_DEPTH} levels deep)"
 
 
 def _indent_of(text: str) -> int:
