@@ -31,5 +31,6 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     from skillnb.server.teamruns import team_access
 
     access = team_access(os.environ, root.resolve())
-    setup_handlers(server_app.web_app, RunRegistry(root, access=access))
+    allow_hidden = bool(getattr(server_app.contents_manager, "allow_hidden", False))
+    setup_handlers(server_app.web_app, RunRegistry(root, access=access, allow_hidden=allow_hidden))
     server_app.log.info("SKILL.nb server extension serves runs under %s", root)

@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillnb.server.readonly import ReadOnlyStore
 from skillnb.server.runs import RunAccess
 
 if TYPE_CHECKING:
     from skillnb.server.runs import RunLike
+    from skillnb.store.protocol import Store
 
 __all__ = ["MAX_WAIT", "team_access", "wait_version"]
 
@@ -26,7 +28,10 @@ MAX_WAIT = 25.0
 
 
 def team_access(env: Mapping[str, str], root: Path) -> RunAccess | None:
-    """How the registry reaches runs in the team store ``env`` names (``None``: sidecars)."""
+    """How the registry reaches runs in the team store ``env`` names (``None``: sidecars).
+
+    Reads go through a :class:`~skillnb.server.readonly.ReadOnlyStore`, as for sidecars.
+    """
     from skillnb.jupyter.teamstore import default_run_name
     from skillnb.store.choose import open_store, store_from_env
 
@@ -35,37 +40,37 @@ def team_access(env: Mapping[str, str], root: Path) -> RunAccess | None:
         return None
     names = {**env, "SKILLNB_ROOT": str(root)}
 
-    def name_of(notebook: Path) -> str:
-        return default_run_name(notebook, names, root)
+    def store_of(notebook: Path) -> Store:
+        return open_store(url, default_run_name(notebook, names, root))
 
     def open_(notebook: Path) -> RunLike:
         from skillnb.run import open_run
 
-        return open_run(store=open_store(url, name_of(notebook)), memory=False)
+        return open_run(store=store_of(notebook), memory=False)
+
+    def read(notebook: Path) -> RunLike:
+        from skillnb.run import open_run
+
+        return open_run(store=ReadOnlyStore(store_of(notebook)), memory=False)
 
     def exists(notebook: Path) -> bool:
-        store = open_store(url, name_of(notebook))
+        store = store_of(notebook)
         try:
             return store.exists()
         finally:
             store.close()
 
-    return RunAccess(open=open_, exists=exists)
+    return RunAccess(open=open_, read=read, exists=exists, watch=store_of)
 
 
-def wait_version(run: RunLike, after: int, wait: float) -> dict[str, Any]:
+def wait_version(store: Any, after: int, wait: float) -> dict[str, Any]:
     """``{"exists", "version", "live"}`` once the run passes ``after`` or ``wait`` ends.
 
-    A team run waits on a store object of its own (so the registry's worker stays free); a
-    sidecar run answers at once with ``live: false`` (the panel keeps its interval then).
+    ``store`` is a store object of this request alone (closed here), so the registry's
+    worker and its cached runs stay free while it waits.
     """
-    store = getattr(run, "store", None)
-    watcher = getattr(store, "watcher", None)
-    if watcher is None:
-        return {"exists": True, "version": run.version, "live": False}
-    own = watcher()
     try:
-        version = own.wait_for_change(after, min(max(wait, 0.0), MAX_WAIT))
+        version = store.wait_for_change(after, min(max(wait, 0.0), MAX_WAIT))
     finally:
-        own.close()
+        store.close()
     return {"exists": True, "version": version, "live": True}
