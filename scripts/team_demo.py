@@ -49,10 +49,10 @@ def watch(url: str, stop: threading.Event) -> None:
     with PostgresStore(url, NAME) as store:
         seen = store.head()
         while not stop.is_set():
-            head = store.wait_for_change(seen, timeout=0.5)
+            store.wait_for_change(seen, timeout=0.5)
             for event in store.read_since(seen):
                 say(f"   [watcher] v{event.seq} {event.type}")
-            seen = head
+                seen = event.seq
 
 
 def main() -> int:
