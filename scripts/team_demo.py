@@ -44,10 +44,12 @@ def say(text: str) -> None:
     sys.stdout.flush()
 
 
-def watch(url: str, stop: threading.Event) -> None:
+def watch(url: str, ready: threading.Event, stop: threading.Event) -> None:
     """Print each change of the run as it is committed, woken by NOTIFY."""
     with PostgresStore(url, NAME) as store:
         seen = store.head()
+        store.wait_for_change(seen, timeout=0)  # listening from here on
+        ready.set()
         while not stop.is_set():
             store.wait_for_change(seen, timeout=0.5)
             for event in store.read_since(seen):
@@ -61,12 +63,13 @@ def main() -> int:
         server = pgserver.get_server(Path(folder), cleanup_mode="stop")
         url = str(server.get_uri())
         say(f"PostgreSQL 16 at {url}")
-        stop = threading.Event()
-        watcher = threading.Thread(target=watch, args=(url, stop), daemon=True)
+        ready, stop = threading.Event(), threading.Event()
+        watcher = threading.Thread(target=watch, args=(url, ready, stop), daemon=True)
         run = skillnb.open_run(
             store=url, name=NAME, workflow=skillnb.Workflow.from_yaml(WORKFLOW), memory=False
         )
         watcher.start()
+        ready.wait(30)
         say("1. scheduler: budget, submit, publish")
         run.formalize("budget", 1200, kind="decision")
         run.fire("submit")
