@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
 from skillnb.core.records import Event, EventDraft, Fact, FactKind, JsonValue, RunState
 from skillnb.core.state import MalformedEvent, apply, state_entry_seq
 from skillnb.core.workflow import Workflow
@@ -31,6 +32,10 @@ from skillnb.store.protocol import Store
 from skillnb.store.sidecar import SidecarStore, sidecar_dir_for
 
 if TYPE_CHECKING:
+    from skillnb.core.pins import Extractor
+    from skillnb.core.suggest import Suggestion
+    from skillnb.memory.archive import ArchiveReport
+    from skillnb.memory.recall import Recalled
     from skillnb.skillmemory import SkillMemory
 
 __all__ = ["Run", "RunListener", "open_run", "sidecar_exists"]
@@ -84,6 +89,7 @@ class Run(Gating):
         memory: SkillMemory | bool | None = None,
         blob_threshold: int | None = None,
         notebook: Path | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
         self.notebook = notebook
@@ -91,6 +97,9 @@ class Run(Gating):
         self._clock: Clock = clock or _now
         self.user = user or _default_user(self._env)
         self._blob_threshold = blob_threshold
+        self.limits = limits or Limits.from_env(self._env)
+        """How much the run keeps live before archiving old versions, and when it warns."""
+        self._warned: set[str] = set()
         self._listeners: list[RunListener] = []
         self._recent: deque[Event] = deque(maxlen=_RECENT)
         self._decoded: dict[tuple[str, int], Any] = {}
@@ -214,10 +223,29 @@ class Run(Gating):
                 return []
             events = self.store.append(drafts, expected_version=self._state.version, sync=sync)
             self._fold(events)
-            if self._tail > _COMPACT_AFTER + len(self._state.facts):
+            compact, due = self._capacity()
+            if compact or self._tail > _COMPACT_AFTER + len(self._state.facts):
                 self._compact_locked()
+        self._warn(due)
         self._notify(events)
         return events
+
+    def _capacity(self) -> tuple[bool, dict[str, str]]:
+        """Whether the live journal is past the byte cap, and the warnings due (lock held)."""
+        live = getattr(self.store, "live_bytes", None)
+        snap = getattr(self.store, "snapshot_bytes", None)
+        usage = Usage(
+            facts=len(self._state.facts),
+            live_bytes=live() if callable(live) else None,
+            snapshot_bytes=snap() if callable(snap) else 0,
+        )
+        return assess(usage, self.limits)
+
+    def _warn(self, due: Mapping[str, str]) -> None:
+        for limit, message in due.items():
+            if limit not in self._warned:
+                self._warned.add(limit)
+                warnings.warn(message, CapacityWarning, stacklevel=4)
 
     def _notify(self, events: list[Event]) -> None:
         for listener in list(self._listeners):
@@ -423,6 +451,55 @@ class Run(Gating):
         self._remember("milestone", f"milestone {name!r} at version {event.seq}")
         return event
 
+    def pin(
+        self,
+        text: str,
+        kind: FactKind = "note",
+        *,
+        key: str | None = None,
+        extractor: Extractor | None = None,
+    ) -> tuple[Fact, list[Suggestion], dict[str, Any]]:
+        """Keep ``text`` as a fact (a note by default) and offer what ``extractor`` reads in it.
+
+        Returns:
+            The pinned fact, the extractor's suggestions (best first) and their values; the
+            suggestions are offered, never kept: ``run.formalize(name, values[name], kind)``
+            keeps one.
+
+        """
+        from skillnb.core.pins import extract, pin_key
+
+        if not isinstance(text, str) or not text.strip():
+            raise SkillnbError("a pin needs some text to remember")
+        fact = self.formalize(key or pin_key(text), text, kind=kind)
+        if extractor is None:
+            return fact, [], {}
+        found, values = extract(text, extractor, self.facts)
+        return fact, found, values
+
+    def archive(self, *, force: bool = False) -> ArchiveReport:
+        """File this finished run in its skill's archive and recall index; shrink the sidecar.
+
+        See :mod:`skillnb.memory.archive`. Raises :class:`~skillnb.errors.SkillnbError` when
+        the run has no workflow, or is not finished and ``force`` is false.
+        """
+        from skillnb.memory.archive import archive_run
+
+        return archive_run(self, force=force, env=self._env, now=self._clock())
+
+    def recall(
+        self, query: str | None = None, k: int = 5, *, state: str | None = None
+    ) -> list[Recalled]:
+        """Items of the skill's archived runs most relevant to ``query``, best first.
+
+        Items recorded in ``state`` (default: this run's current state) are preferred; each
+        names its run, state and date. Without a query, the run's state, workflow and
+        decisions are the query.
+        """
+        from skillnb.memory.archive import recall_for
+
+        return recall_for(self, query, k, state=state, env=self._env)
+
     def compact(self) -> None:
         """Write a snapshot so that opening the run replays only what came after."""
         with self.store.lock():
@@ -480,11 +557,15 @@ class Run(Gating):
 
         return describe(self, evaluate_code=evaluate_code)
 
-    def summary(self, max_chars: int = 4000, *, stable: bool = False) -> str:
+    def summary(
+        self, max_chars: int = 4000, *, stable: bool = False, recall: str | bool = False
+    ) -> str:
         """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`).
 
         With ``stable``, what differs between two executions of the same notebook (recorded
-        times, the run id, approval request ids) is left out, for notebook outputs.
+        times, the run id, approval request ids) is left out, for notebook outputs. With
+        ``recall`` (``True``, or a query), the top items recalled from the skill's archived
+        runs are included, inside the data block and within the budget.
         """
         from skillnb.core.summary import render_summary
         from skillnb.view import stable_view
@@ -494,9 +575,21 @@ class Run(Gating):
         remembered = memory.to_prompt_summary(times=not stable) if memory is not None else None
         if stable and remembered is not None:
             remembered = remembered.replace(self.id, "this run")
+        recalled = self._recalled_lines(recall, stable) if recall else []
         return render_summary(
-            stable_view(view) if stable else view, max_chars=max_chars, memory=remembered
+            stable_view(view) if stable else view,
+            max_chars=max_chars,
+            memory=remembered,
+            recalled=recalled,
         )
+
+    def _recalled_lines(self, recall: str | bool, stable: bool) -> list[str]:
+        if self.workflow is None:
+            return []
+        found = self.recall(recall if isinstance(recall, str) else None)
+        if stable:
+            return [f"[earlier run, {r.state or 'no state'}] {r.text}" for r in found]
+        return [r.line() for r in found]
 
     def __repr__(self) -> str:
         return f"<Run {self.id} state={self._state.state!r} v{self._state.version}>"
@@ -540,6 +633,7 @@ def open_run(
     env: Mapping[str, str] | None = None,
     memory: SkillMemory | bool | None = None,
     blob_threshold: int | None = None,
+    limits: Limits | None = None,
 ) -> Run:
     """Open (or create) the run of ``notebook``, of ``state_dir``, or over ``store``.
 
@@ -554,6 +648,7 @@ def open_run(
         memory: a :class:`~skillnb.skillmemory.SkillMemory`, ``False`` to feed none, or
             ``None`` for the workflow's skill memory.
         blob_threshold: values whose JSON is larger go to the blob folder.
+        limits: per-run limits (default from ``SKILLNB_MAX_FACTS`` / ``SKILLNB_MAX_BYTES``).
 
     """
     if isinstance(workflow, Path):
@@ -575,4 +670,5 @@ def open_run(
         memory=memory,
         blob_threshold=blob_threshold,
         notebook=nb_path,
+        limits=limits,
     )

@@ -9,6 +9,8 @@ number, so no event is yielded twice.
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Iterator
 
 from skillnb.core.records import Event
@@ -27,7 +29,13 @@ def read_segment(segment: Segment) -> list[Event]:
         FileNotFoundError: the segment was removed meanwhile.
 
     """
-    found = scan(segment.path.read_bytes(), path=segment.path, next_seq=segment.first)
+    data = segment.path.read_bytes()
+    if segment.packed:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise StoreCorrupted(segment.path, f"packed segment is damaged: {exc}") from None
+    found = scan(data, path=segment.path, next_seq=segment.first)
     if found.tail or not found.events or found.events[-1].seq != segment.last:
         last = found.events[-1].seq if found.events else segment.first - 1
         raise StoreCorrupted(
