@@ -588,7 +588,10 @@ class Run(Gating):
             return []
         found = self.recall(recall if isinstance(recall, str) else None)
         if stable:
-            return [f"[earlier run, {r.state or 'no state'}] {r.text}" for r in found]
+            return [
+                f"[earlier run, {r.state or 'no state'}] {r.text.replace(r.run_id, 'earlier run')}"
+                for r in found
+            ]
         return [r.line() for r in found]
 
     def __repr__(self) -> str:

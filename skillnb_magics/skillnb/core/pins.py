@@ -24,13 +24,17 @@ Extractor = Callable[[str], Any]
 """Turns pinned text into ``{name: value}`` or ``[{"name", "value", "kind"?, "reason"?}]``."""
 
 _KINDS = frozenset({"decision", "data", "constraint", "summary", "note"})
-_WORDS = 5
+_WORDS = 6
 _SCORE = 0.9
 
 
 def pin_key(text: str) -> str:
-    """A fact key for a pin: ``pin_`` and its first words (``pin_remember_these_three_risks``)."""
-    words = re.findall(r"\w+", text.lower())[:_WORDS]
+    """A fact key for a pin: ``pin_`` and its first words, up to a colon near the start.
+
+    ``"remember these three risks: …"`` gives ``pin_remember_these_three_risks``.
+    """
+    head, colon, _rest = text.partition(":")
+    words = re.findall(r"\w+", (head if colon and len(head) <= 80 else text).lower())[:_WORDS]
     return "pin_" + "_".join(words)[:48] if words else "pin"
 
 
