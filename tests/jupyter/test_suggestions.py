@@ -111,8 +111,10 @@ def test_cell_magic_auto_keeps_what_the_cell_produced(ip: RaisingShell) -> None:
     assert set(run.facts) == {"budget", "priorities"}
     assert run.facts["priorities"].kind == "decision"
     assert last(ip)["text/plain"].startswith("📌 kept priorities v1, budget v1")
-    with pytest.raises(UsageError, match="--auto"):
+    with pytest.raises(UsageError, match="required: key"):
         cell(ip, "%%formalize\n1")
+    with pytest.raises(UsageError, match="takes no key"):
+        cell(ip, "%%formalize x --auto\n1")
 
 
 def extract_risks(text: str) -> dict[str, Any]:

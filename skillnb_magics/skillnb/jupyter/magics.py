@@ -199,8 +199,10 @@ class SkillnbMagics(Magics):
 
     def _formalize_auto(self, args: argparse.Namespace, cell: str) -> None:
         """``%%formalize --auto``: run the cell, keep what :func:`skillnb.suggest` offers."""
-        if not args.auto or args.key is not None:
-            raise UsageError("use %%formalize KEY, or %%formalize --auto (no key)")
+        if args.key is not None:
+            raise UsageError("%%formalize --auto takes no key: it keeps what the cell produced")
+        if not args.auto:
+            raise UsageError("the following arguments are required: key (or use --auto)")
         from skillnb.jupyter.extension import current_suggestions
         from skillnb.jupyter.suggestions import formalize_auto
 
