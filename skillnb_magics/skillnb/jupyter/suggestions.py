@@ -129,14 +129,13 @@ class CellSuggestions:
 
     def _show_buttons(self, found: list[Suggestion]) -> bool:
         """One button per name where a widget frontend is there (one click keeps it)."""
-        if not self.session.config.widgets:
+        from skillnb.jupyter.progress import has_widget_frontend
+
+        if not self.session.config.widgets or not has_widget_frontend(self.session.shell):
             return False
         try:
-            from skillnb.jupyter.progress import has_widget_frontend
             from skillnb.jupyter.suggest_buttons import keep_buttons
         except ImportError:  # ipywidgets missing: the text line instead
-            return False
-        if not has_widget_frontend(self.session.shell):
             return False
         self.session.shell.display_pub.publish(
             data={"text/plain": keep_line(found), "text/html": _html(found)}
