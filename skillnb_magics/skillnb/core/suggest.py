@@ -11,7 +11,9 @@ created or changed, and scores each name from 0 to 1:
    (``chosen_option = "B"``, a "we go with" comment), data the user handed over (``input()``,
    a file read, an upload), parameters set from literals (``budget = 5000`` is a constraint).
 3. **By information content**: structured results (records, frames, rich mappings), more
-   when they come from a call (a query, a tool), long text from a call (a model's answer).
+   when they come from a call (a query, a tool), long text from a call (a model's answer);
+   not what accessor and conversion calls derive from values already there (``sorted(x)``,
+   ``text.split()``, ``memory.get_last()``).
 4. **Novelty** against the kept facts (:mod:`skillnb.core.novelty`): a value already kept
    under the same name scores 0, a near-duplicate of another fact is halved, a changed
    fact gains a little.
@@ -202,7 +204,10 @@ def _structured(value: Any) -> str | None:
 
 def _by_content(name: str, value: Any, cell: CellSource) -> _Verdict:
     """Information content: structure and size, more for what a call returned."""
-    from_call = cell.origins.get(name) == "call"
+    origin = cell.origins.get(name)
+    if origin == "derived":
+        return _Verdict("data", 0.3, "derived from values the notebook already holds")
+    from_call = origin == "call"
     shape = _structured(value)
     if shape is not None:
         bonus = min(0.15, math.log10(max(_size(value), 1)) / 10)

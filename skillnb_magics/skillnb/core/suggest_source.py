@@ -20,6 +20,12 @@ _INPUT_TEXT = (
     "load loads open upload uploaded ask prompt"
 )
 _INPUT_CALLS = frozenset(_INPUT_TEXT.split())
+_DERIVED_TEXT = (
+    "sorted list dict tuple set len sum min max abs round split strip lower upper join replace "
+    "copy deepcopy items keys values get summary describe head tail format repr str int float"
+)
+_DERIVED_CALLS = frozenset(_DERIVED_TEXT.split())
+"""Accessors, conversions and reshaping: their results add nothing the notebook did not hold."""
 _DECIDED = re.compile(r"#.*\b(decid\w*|decision|we go with|go with|chose|chosen|choose)\b", re.I)
 
 
@@ -28,7 +34,8 @@ class CellSource:
     """What the source of one cell says about its names."""
 
     origins: dict[str, str] = field(default_factory=dict)
-    """Name to ``"literal"``, ``"call"``, ``"input"`` or ``"expr"`` (its last assignment)."""
+    """Name to ``"literal"``, ``"call"``, ``"input"``, ``"derived"`` (an accessor or conversion
+    call: ``sorted(x)``, ``s.split()``, ``m.get_last()``) or ``"expr"`` (its last assignment)."""
     loop_targets: frozenset[str] = frozenset()
     """Names bound by ``for`` loops and ``with ... as``."""
     augmented: frozenset[str] = frozenset()
@@ -58,7 +65,11 @@ def _origin(value: ast.AST) -> str:
     name = _callee(value)
     if not name:
         return "expr"
-    return "input" if name in _INPUT_CALLS or name.startswith("read_") else "call"
+    if name in _INPUT_CALLS or name.startswith("read_"):
+        return "input"
+    if name in _DERIVED_CALLS or name.startswith(("get_", "to_", "as_")):
+        return "derived"
+    return "call"
 
 
 def _targets(node: ast.AST) -> list[str]:
