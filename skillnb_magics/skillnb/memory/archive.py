@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import SkillnbError
 from skillnb.memory import diskfile
+from skillnb.memory.home import default_home
 from skillnb.memory.recall import Recalled, RecallIndex
 from skillnb.memory.run_items import recall_items
 
@@ -133,8 +134,6 @@ def archive_run(
     items = recall_items(run.store.history(), run.facts, summary, final_state=run.state)
     events = [i.text for i in items if i.kind == "event"]
     record = _record(run, summary, events, archived_at)
-    from skillnb.skillmemory import default_home
-
     home = root if root is not None else default_home(env)
     folder = home / "archive" / skill
     diskfile.ensure_private_dir(folder.parent)

@@ -27,6 +27,7 @@ from typing import Any
 
 from skillnb.errors import SkillnbError, UnsafePath
 from skillnb.memory.diskfile import ensure_private_dir
+from skillnb.memory.home import default_home
 from skillnb.memory.names import check_skill_name
 
 __all__ = ["SCHEMA_VERSION", "RecallIndex", "RecallItem", "Recalled", "fts_query"]
@@ -102,8 +103,6 @@ def fts_query(text: str) -> str:
 
 
 def _home(root: str | os.PathLike[str] | None, env: Mapping[str, str] | None) -> Path:
-    from skillnb.skillmemory import default_home
-
     return Path(root).expanduser() if root is not None else default_home(env)
 
 
