@@ -164,3 +164,24 @@ def test_recall_lists_earlier_runs(ip: RaisingShell, tmp_path: Path) -> None:
     assert f"[run {old.id}, analyzing, " in text
     cell(ip, "%recall zebra")
     assert "nothing recalled" in last(ip)["text/plain"]
+
+
+def test_a_keep_button_keeps_the_name_once(ip: RaisingShell) -> None:
+    from skillnb.jupyter.suggest_buttons import keep_buttons
+
+    cell(ip, "segment = 'mid-size retailers'  # decided with the client", cell_id="c1")
+    watcher = current_suggestions(ip)
+    assert watcher is not None
+    found = [entry[0] for entry in watcher.pending.values()]
+    row = keep_buttons(found, watcher.keep)
+    (button,) = row.children
+    assert button.description == "Keep segment"
+    button.click()
+    assert (button.description, button.disabled) == ("✓ segment v1", True)
+    fact = current_run(ip).fact("segment")
+    assert fact is not None
+    assert (fact.kind, fact.cell_id) == ("decision", "c1")
+    other = keep_buttons(found, watcher.keep).children[0]
+    other.click()  # no longer pending: kept again from the namespace, with its kind
+    assert other.description == "✓ segment v2"
+    assert current_run(ip).fact("segment").kind == "decision"  # type: ignore[union-attr]

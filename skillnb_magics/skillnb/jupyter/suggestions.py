@@ -167,7 +167,9 @@ class CellSuggestions:
         if name not in self.session.shell.user_ns:
             raise KeyError(name)
         value = self.session.shell.user_ns[name]
-        return self.keep_value(name, value, kind or "data", self.session.cell_id)
+        kept = self.session.run.fact(name)
+        default = kept.kind if kept is not None else "data"
+        return self.keep_value(name, value, kind or default, self.session.cell_id)
 
     def keep_value(self, name: str, value: Any, kind: str, cell_id: str | None) -> Fact:
         """Formalize ``value`` as fact ``name`` of kind ``kind`` on the session's run."""
