@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import SkillnbError
-from skillnb.memory import diskfile
 from skillnb.memory.home import default_home
 from skillnb.memory.recall import Recalled, RecallIndex
 from skillnb.memory.run_items import recall_items
+from skillnb.store import durable
 
 if TYPE_CHECKING:
     from skillnb.run import Run
@@ -136,10 +136,10 @@ def archive_run(
     record = _record(run, summary, events, archived_at)
     home = root if root is not None else default_home(env)
     folder = home / "archive" / skill
-    diskfile.ensure_private_dir(folder.parent)
-    diskfile.ensure_private_dir(folder)
+    durable.ensure_private_dir(folder.parent)
+    durable.ensure_private_dir(folder)
     path = folder / f"{run.id}.json"
-    diskfile.write_atomic(path, json.dumps(record, ensure_ascii=False, indent=1).encode())
+    durable.atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1).encode())
     index = RecallIndex(skill, root=home)
     workflow = run.workflow.name if run.workflow is not None else None
     filed = index.file_run(

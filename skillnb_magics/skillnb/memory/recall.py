@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from skillnb.errors import SkillnbError, UnsafePath
-from skillnb.memory.diskfile import ensure_private_dir
 from skillnb.memory.home import default_home
 from skillnb.memory.names import check_skill_name
+from skillnb.store import durable
 
 __all__ = ["SCHEMA_VERSION", "RecallIndex", "RecallItem", "Recalled", "fts_query"]
 
@@ -137,14 +137,8 @@ class RecallIndex:
         return self.path.is_file()
 
     def _create(self) -> None:
-        ensure_private_dir(self.path.parent)
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        try:
-            os.close(os.open(self.path, flags, 0o600))
-        except OSError as exc:
-            if self.path.is_symlink():
-                raise UnsafePath(self.path, "the recall index is a symlink") from exc
-            raise
+        durable.ensure_private_dir(self.path.parent)
+        os.close(durable.open_file(self.path, os.O_RDWR | os.O_CREAT))  # 0o600, no symlink
 
     @contextmanager
     def _connect(self, *, create: bool) -> Iterator[sqlite3.Connection]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from skillnb.core.records import Event
 from skillnb.errors import StoreCorrupted
+from skillnb.store.durable import read_or_none
 from skillnb.store.journal import scan
 from skillnb.store.layout import Segment, SidecarLayout
 
@@ -29,7 +30,9 @@ def read_segment(segment: Segment) -> list[Event]:
         FileNotFoundError: the segment was removed meanwhile.
 
     """
-    data = segment.path.read_bytes()
+    data = read_or_none(segment.path)
+    if data is None:
+        raise FileNotFoundError(segment.path)
     if segment.packed:
         try:
             data = gzip.decompress(data)
@@ -69,13 +72,11 @@ def read_history(layout: SidecarLayout) -> Iterator[Event]:
 
     Raises:
         StoreCorrupted: a file is damaged, or no segment holds some archived events.
+        UnsafePath: a file or folder of the sidecar is a symlink.
 
     """
-    try:
-        journal = layout.journal.read_bytes()
-    except FileNotFoundError:
-        journal = b""
-    live = scan(journal, path=layout.journal, header_allowed=True)
+    journal = read_or_none(layout.journal) if layout.check_root() else None
+    live = scan(journal or b"", path=layout.journal, header_allowed=True)
     last = 0
     for event in _archived(layout):
         yield event
