@@ -54,6 +54,12 @@ class SkillNB(Configurable):
         help='A "module:function" that reads pinned text (%formalize --note) into values to offer.',
     ).tag(config=True)
 
+    mirror_values = Bool(
+        False,
+        help="Save full fact values in the notebook's outputs (default: previews only; the "
+        "values stay in the 0600 sidecar). Only for notebooks you keep private.",
+    ).tag(config=True)
+
     widgets = Bool(
         True,
         help="Show the interactive RunView (ipywidgets) where a widget frontend is available.",
