@@ -200,8 +200,7 @@ class SkillnbMagics(Magics):
             raise UsageError("%%formalize --auto takes no key: it keeps what the cell produced")
         if not args.auto:
             raise UsageError("the following arguments are required: key (or use --auto)")
-        from skillnb.jupyter.extension import current_suggestions
-        from skillnb.jupyter.suggestions import formalize_auto
+        from skillnb.jupyter.suggestions import current_suggestions, formalize_auto
 
         watcher = current_suggestions(self.session.shell)
         if watcher is None:
