@@ -4,7 +4,9 @@
 open (a run catches up with other writers cheaply on each read) and performs every run
 operation on one worker thread: file I/O with ``fsync`` stays off the server's event loop,
 and operations on one run object never overlap. It never creates a sidecar: a notebook
-without one is reported as missing.
+without one is reported as missing. A run dropped from the cache, or whose folder now holds
+another run (:class:`~skillnb.errors.RunReplaced`), is closed; the operation is then tried
+once more on the run found there now.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from skillnb.errors import SkillnbError
+from skillnb.errors import RunReplaced, SkillnbError
 from skillnb.server.paths import ensure_inside, resolve_notebook
 
 if TYPE_CHECKING:
@@ -53,6 +55,10 @@ class RunLike(Protocol):
 
     def milestone(self, name: str) -> Event:
         """Record a named checkpoint."""
+        ...
+
+    def close(self) -> None:
+        """Release the run's files."""
         ...
 
 
@@ -140,46 +146,64 @@ class RunRegistry:
         return await self.call(partial(self._milestone, request_path, name))
 
     def close(self) -> None:
-        """Forget the open runs and stop the worker thread."""
-        self._cache.clear()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """Close the open runs and stop the worker thread."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        while self._cache:
+            self._cache.popitem(last=False)[1].close()
 
     # -- worker-thread side ---------------------------------------------------------------
     def _run(self, request_path: str) -> RunLike:
         notebook = resolve_notebook(self.root, request_path)
         ensure_inside(self.root, self._access.sidecar_dir(notebook))
         if not self._access.exists(notebook):
-            self._cache.pop(notebook, None)
+            self._forget(notebook)
             raise NoRun(request_path)
         run = self._cache.get(notebook)
         if run is None:
             run = self._access.open(notebook)
             self._cache[notebook] = run
             while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+                self._cache.popitem(last=False)[1].close()
         else:
             self._cache.move_to_end(notebook)
         return run
 
+    def _forget(self, notebook: Path) -> None:
+        run = self._cache.pop(notebook, None)
+        if run is not None:
+            run.close()
+
+    def _with_run(self, request_path: str, operation: Callable[[RunLike], T]) -> T:
+        """``operation(run)``; once more on a fresh run when the cached one was replaced."""
+        try:
+            return operation(self._run(request_path))
+        except RunReplaced:
+            self._forget(resolve_notebook(self.root, request_path))
+            return operation(self._run(request_path))
+
     def _describe(self, request_path: str) -> dict[str, Any]:
-        return self._run(request_path).describe()
+        return self._with_run(request_path, lambda run: run.describe())
 
     def _version(self, request_path: str) -> dict[str, Any]:
         try:
-            run = self._run(request_path)
+            version = self._with_run(request_path, lambda run: run.version)
         except NoRun:
             return {"exists": False, "version": None}
-        return {"exists": True, "version": run.version}
+        return {"exists": True, "version": version}
 
     def _decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
     ) -> dict[str, Any]:
-        run = self._run(request_path)
-        decide = run.approve if verdict == "approve" else run.reject
-        approval = decide(gate, by=by, note=note)
-        return {"version": run.version, "approval": approval.model_dump(mode="json")}
+        def decide(run: RunLike) -> dict[str, Any]:
+            answer = run.approve if verdict == "approve" else run.reject
+            approval = answer(gate, by=by, note=note)
+            return {"version": run.version, "approval": approval.model_dump(mode="json")}
+
+        return self._with_run(request_path, decide)
 
     def _milestone(self, request_path: str, name: str) -> dict[str, Any]:
-        run = self._run(request_path)
-        event = run.milestone(name)
-        return {"version": run.version, "event": event.model_dump(mode="json")}
+        def record(run: RunLike) -> dict[str, Any]:
+            event = run.milestone(name)
+            return {"version": run.version, "event": event.model_dump(mode="json")}
+
+        return self._with_run(request_path, record)
