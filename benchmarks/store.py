@@ -220,20 +220,25 @@ def bench_batch_items(folder: Path, raw: Raw) -> Point:
 CONSUMER = r"""
 import os, sys, time
 import skillnb
-state, go = sys.argv[1], sys.argv[2]
+state, go, items = sys.argv[1], sys.argv[2], [f"t{i:03}" for i in range(int(sys.argv[3]))]
 run = skillnb.open_run(state_dir=state, memory=False)
+open(f"{go}.ready.{os.getpid()}", "w").close()
 while not os.path.exists(go):
     time.sleep(0.001)
 done = 0
-for _ in run.items("tickets", [f"t{i:03}" for i in range(int(sys.argv[3]))]):
+for _ in run.items("tickets", items):
     time.sleep(0.005)
     done += 1
-print(done)
+print(done, time.time())
 """
 
 
 def bench_consumers(folder: Path, items: int = 400) -> dict[int, float]:
-    """Items per second for 1, 2 and 4 processes consuming one batch of 5 ms items."""
+    """Items per second for 1, 2 and 4 processes consuming one batch of 5 ms items.
+
+    The clock starts when every process has imported and opened the run, and stops when
+    the last one has finished.
+    """
     rates = {}
     for n in (1, 2, 4):
         state, go = folder / f"consumers{n}", folder / f"go{n}"
@@ -247,11 +252,13 @@ def bench_consumers(folder: Path, items: int = 400) -> dict[int, float]:
             )
             for _ in range(n)
         ]
-        time.sleep(1.5)  # let every process import and open the run
-        start = time.perf_counter()
+        while len(list(folder.glob(f"go{n}.ready.*"))) < n:
+            time.sleep(0.01)
+        start = time.time()
         go.touch()
-        done = sum(int(p.communicate()[0]) for p in procs)
-        rates[n] = items / (time.perf_counter() - start)
+        results = [p.communicate()[0].split() for p in procs]
+        done = sum(int(count) for count, _ in results)
+        rates[n] = items / (max(float(end) for _, end in results) - start)
         assert done == items, (n, done)
     return rates
 

@@ -111,6 +111,7 @@ class _Cursor:
         self.waiting: dict[str, str] = {}
         """Items another live process holds, with its owner (the last time we looked)."""
         self._done: set[str] = set()
+        self._alive: dict[str, float] = {}
         self._seen = 0
         self._start = 0
 
@@ -144,7 +145,7 @@ class _Cursor:
         return self.current
 
     def _pick(self, state: RunState, current: str | None) -> str | None:
-        held = self.claims.held_elsewhere(state, self.claims.journal.clock())
+        held = self.claims.held_elsewhere(state, self.claims.journal.clock(), self._alive)
         self.waiting = {}
         for k in self.order[self._start :]:
             if k in self._done or k == current:
