@@ -27,7 +27,9 @@ from skillnb.service.owner import claim_held, process_owner
 pytestmark = pytest.mark.slow
 
 CONSUMER = r"""
-import os, sys, time
+import os, socket, sys, time
+if os.environ.get("FAKE_HOST"):  # this consumer plays a process on another machine
+    socket.gethostname = lambda: os.environ["FAKE_HOST"]
 import skillnb
 
 state_dir, log_path, n, delay = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
@@ -49,13 +51,16 @@ print(count)
 """
 
 
-def _consumer(tmp_path: Path, n: int, delay: float, kill_on: str = "") -> subprocess.Popen[str]:
+def _consumer(
+    tmp_path: Path, n: int, delay: float, kill_on: str = "", env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     args = [str(tmp_path / "state"), str(tmp_path / "log"), str(n), str(delay), kill_on]
     return subprocess.Popen(
         [sys.executable, "-c", CONSUMER, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -105,6 +110,60 @@ def test_an_item_held_by_a_killed_consumer_is_done_by_another(tmp_path: Path) ->
     assert sorted({i for _, i in log}) == [f"t{i:03}" for i in range(20)]
     with skillnb.open_run(state_dir=tmp_path / "state", memory=False) as run:
         assert len(run.snapshot.batches["tickets"].done) == 20
+
+
+def test_an_item_held_by_a_killed_consumer_on_another_host_waits_for_its_lease(
+    tmp_path: Path,
+) -> None:
+    remote = {"FAKE_HOST": "elsewhere.example", "SKILLNB_LEASE_SECONDS": "8"}
+    victim = _consumer(tmp_path, 6, 0.0, kill_on="t002", env=remote)
+    (tmp_path / "go").touch()
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "log.claimed").exists():
+        assert time.monotonic() < deadline, victim.communicate()
+        time.sleep(0.01)
+    victim.kill()
+    victim.wait()  # gone for good; but from "another host" only its lease can tell
+    with skillnb.open_run(state_dir=tmp_path / "state", memory=False) as run:
+        held = run.snapshot.claims[item_claim_key("tickets", "t002")]
+        assert held.owner.host == "elsewhere.example"
+        expires = held.until
+    heir = _consumer(tmp_path, 6, 0.0)
+    out, err = heir.communicate(timeout=60)
+    assert heir.returncode == 0, err
+    assert out.split() == ["4"]  # t003..t005, then t002 once its lease expired
+    assert "another process is working on them" in err
+    log = _log(tmp_path)
+    assert [p for p, i in log if i == "t002"] == [str(victim.pid), str(heir.pid)]
+    assert [i for p, i in log if p == str(heir.pid)][-1] == "t002"  # skipped, then taken
+    finished = datetime.fromtimestamp((tmp_path / "log").stat().st_mtime, UTC)
+    assert finished >= expires
+
+
+def test_a_heartbeat_keeps_a_long_step_claimed_past_its_lease(tmp_path: Path) -> None:
+    script = (
+        "import os, socket, sys, time\n"
+        "socket.gethostname = lambda: 'elsewhere.example'\n"
+        "import skillnb\n"
+        "run = skillnb.open_run(state_dir=sys.argv[1], memory=False, lease=0.6)\n"
+        "run.run_gated(None, lambda: time.sleep(3), key='gate:long')\n"
+    )
+    with skillnb.open_run(state_dir=tmp_path / "state", memory=False) as run:
+        run.formalize("seed", 1)
+        worker = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "state")])
+        deadline = time.monotonic() + 30
+        while step_claim_key("gate:long") not in run.journal.refresh().claims:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        first = run.journal.state.claims[step_claim_key("gate:long")].until
+        for _ in range(4):  # 2 s: more than three leases
+            time.sleep(0.5)
+            with pytest.raises(StepInProgress):
+                run.run_gated(None, lambda: None, key="gate:long")
+        assert run.snapshot.claims[step_claim_key("gate:long")].until > first  # renewed
+        assert worker.wait(timeout=30) == 0
+        assert run.snapshot.claims == {}
+        assert run.snapshot.steps["gate:long"].status == "committed"
 
 
 def _until_zombie(pid: int) -> None:
