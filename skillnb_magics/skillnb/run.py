@@ -313,9 +313,13 @@ class Run:
     def fire(self, trigger: str) -> Event:
         """Fire ``trigger``: evaluate its gates, run its action (called with this run), move.
 
+        The action runs only after the step is claimed, in the append that consumes its
+        approvals: one approval runs the action at most once, whatever the processes.
+
         Raises:
             TransitionNotAllowed: no transition ``trigger`` from the current state.
             GateBlocked: a blocking gate failed (its report is recorded).
+            StepInProgress: another live process is running this transition's action.
             UncertainStep: the action started earlier and never finished.
 
         """
