@@ -4,9 +4,11 @@
 open (a run catches up with other writers cheaply on each read) and performs every run
 operation on one worker thread: file I/O with ``fsync`` stays off the server's event loop,
 and operations on one run object never overlap. It never creates a sidecar: a notebook
-without one is reported as missing. A run dropped from the cache, or whose folder now holds
-another run (:class:`~skillnb.errors.RunReplaced`), is closed; the operation is then tried
-once more on the run found there now.
+without one is reported as missing. Reads (``describe``, ``version``) go through runs opened
+on a :class:`~skillnb.server.readonly.ReadOnlyStore`, so a GET cannot write anything, not even
+the lock file; only approvals and milestones open a writable run. A run dropped from the
+cache, or whose folder now holds another run (:class:`~skillnb.errors.RunReplaced`), is
+closed; the operation is then tried once more on the run found there now.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from skillnb.errors import RunReplaced, SkillnbError
 from skillnb.server.paths import ensure_inside, resolve_notebook
+from skillnb.server.readonly import ReadOnlyRun, ReadOnlyStore
 
 if TYPE_CHECKING:
     from skillnb.core.records import Approval, Event
@@ -78,6 +81,14 @@ def _default_open(notebook: Path) -> RunLike:
     return open_run(notebook)
 
 
+def _default_read(notebook: Path) -> RunLike:
+    from skillnb.run import open_run
+    from skillnb.store import SidecarStore, sidecar_dir_for
+
+    store = ReadOnlyStore(SidecarStore(sidecar_dir_for(notebook)))
+    return open_run(notebook, store=store, memory=False)
+
+
 def _default_exists(notebook: Path) -> bool:
     from skillnb.run import sidecar_exists
 
@@ -95,7 +106,9 @@ class RunAccess:
     """How the registry reaches runs; the defaults use :mod:`skillnb.run`."""
 
     open: Callable[[Path], RunLike] = _default_open
-    """Open the existing run of a notebook."""
+    """Open the existing run of a notebook, to change it."""
+    read: Callable[[Path], RunLike] = _default_read
+    """Open the existing run of a notebook for reading only (it must never write)."""
     exists: Callable[[Path], bool] = _default_exists
     """True when the notebook has a sidecar."""
     sidecar_dir: Callable[[Path], Path] = _default_sidecar_dir
@@ -113,11 +126,17 @@ class RunRegistry:
     """
 
     def __init__(
-        self, root: Path, *, access: RunAccess | None = None, cache_size: int = _CACHE_SIZE
+        self,
+        root: Path,
+        *,
+        access: RunAccess | None = None,
+        cache_size: int = _CACHE_SIZE,
+        allow_hidden: bool = False,
     ) -> None:
         self.root = root
+        self.allow_hidden = allow_hidden
         self._access = access or RunAccess()
-        self._cache: OrderedDict[Path, RunLike] = OrderedDict()
+        self._cache: OrderedDict[tuple[Path, bool], RunLike] = OrderedDict()
         self._cache_size = cache_size
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillnb-runs")
 
@@ -152,34 +171,42 @@ class RunRegistry:
             self._cache.popitem(last=False)[1].close()
 
     # -- worker-thread side ---------------------------------------------------------------
-    def _run(self, request_path: str) -> RunLike:
-        notebook = resolve_notebook(self.root, request_path)
+    def _run(self, request_path: str, *, write: bool = False) -> RunLike:
+        notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
         ensure_inside(self.root, self._access.sidecar_dir(notebook))
+        key = (notebook, write)
         if not self._access.exists(notebook):
             self._forget(notebook)
             raise NoRun(request_path)
-        run = self._cache.get(notebook)
+        run = self._cache.get(key)
         if run is None:
-            run = self._access.open(notebook)
-            self._cache[notebook] = run
+            try:
+                run = (self._access.open if write else self._access.read)(notebook)
+            except ReadOnlyRun:  # files there, but no committed run: nothing to show
+                raise NoRun(request_path) from None
+            self._cache[key] = run
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)[1].close()
         else:
-            self._cache.move_to_end(notebook)
+            self._cache.move_to_end(key)
         return run
 
     def _forget(self, notebook: Path) -> None:
-        run = self._cache.pop(notebook, None)
-        if run is not None:
-            run.close()
+        for write in (False, True):
+            run = self._cache.pop((notebook, write), None)
+            if run is not None:
+                run.close()
 
-    def _with_run(self, request_path: str, operation: Callable[[RunLike], T]) -> T:
+    def _with_run(
+        self, request_path: str, operation: Callable[[RunLike], T], *, write: bool = False
+    ) -> T:
         """``operation(run)``; once more on a fresh run when the cached one was replaced."""
         try:
-            return operation(self._run(request_path))
+            return operation(self._run(request_path, write=write))
         except RunReplaced:
-            self._forget(resolve_notebook(self.root, request_path))
-            return operation(self._run(request_path))
+            notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
+            self._forget(notebook)
+            return operation(self._run(request_path, write=write))
 
     def _describe(self, request_path: str) -> dict[str, Any]:
         return self._with_run(request_path, lambda run: run.describe())
@@ -199,11 +226,11 @@ class RunRegistry:
             approval = answer(gate, by=by, note=note)
             return {"version": run.version, "approval": approval.model_dump(mode="json")}
 
-        return self._with_run(request_path, decide)
+        return self._with_run(request_path, decide, write=True)
 
     def _milestone(self, request_path: str, name: str) -> dict[str, Any]:
         def record(run: RunLike) -> dict[str, Any]:
             event = run.milestone(name)
             return {"version": run.version, "event": event.model_dump(mode="json")}
 
-        return self._with_run(request_path, record)
+        return self._with_run(request_path, record, write=True)
