@@ -65,6 +65,24 @@ def test_a_stale_run_never_reads_or_writes_the_run_that_replaced_it(tmp_path: Pa
         assert len(old.facts) == 5
 
 
+@pytest.mark.parametrize("new_facts", [1, 8])
+def test_a_longer_or_shorter_run_in_the_folder_is_never_mixed_in(
+    tmp_path: Path, new_facts: int
+) -> None:
+    folder = tmp_path / ".skillnb" / "nb"
+    stale = open_run(state_dir=folder, memory=False)
+    for i in range(3):
+        stale.formalize(f"old{i}", i)
+    set_aside(folder, stale.id)
+    with open_run(state_dir=folder, memory=False) as fresh:
+        for i in range(new_facts):
+            fresh.formalize(f"new{i}", i)
+    with pytest.raises(RunReplaced):
+        _ = stale.facts
+    assert sorted(stale.journal.state.facts) == ["old0", "old1", "old2"]
+    stale.close()
+
+
 def _fds() -> int:
     return psutil.Process().num_fds()
 

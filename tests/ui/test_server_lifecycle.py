@@ -96,8 +96,6 @@ def test_get_routes_leave_the_sidecar_byte_identical(server: Any) -> None:
 def test_a_cached_run_set_aside_is_never_mixed_with_the_next(server: Any) -> None:
     folder = server.folder("aside")
     nb = _notebook(folder, "report.ipynb")
-    with skillnb.open_run(nb, memory=False) as old:
-        old.formalize("more", 2)
     path = "aside/report.ipynb"
     status, view = server.api("GET", "skillnb/api/run", params={"path": path})
     assert status == 200

@@ -148,13 +148,21 @@ class RunJournal:
             self._check_usable()
             version = self.state.version
             new = self.store.read_since(version)
-            if new is None:
-                self.reload()
+            if new is None or self._other_run_here():
+                self.reload()  # raises RunReplaced when another run (or none) is there now
             elif new:
                 self._fold(new)
             elif version and self.store.head() < version:  # gone, or another run, shorter
                 self.reload()
             return self.state
+
+    def _other_run_here(self) -> bool:
+        """True when the store names a run other than ours (stores that name their run)."""
+        named = getattr(self.store, "run_id", None)
+        if not self.state.run_id or not callable(named):
+            return False
+        found = named()
+        return isinstance(found, str) and found != self.state.run_id
 
     def _check_usable(self) -> None:
         if self._closed:
