@@ -184,6 +184,9 @@ class RunRegistry:
                 run = (self._access.open if write else self._access.read)(notebook)
             except ReadOnlyRun:  # files there, but no committed run: nothing to show
                 raise NoRun(request_path) from None
+            if not write and run.version == 0:  # files there, but nothing committed yet
+                run.close()
+                raise NoRun(request_path)
             self._cache[key] = run
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)[1].close()
