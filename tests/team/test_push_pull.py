@@ -161,3 +161,27 @@ def test_db_upgrade_creates_then_finds_the_schema_and_refuses_a_newer_one(
     assert "newer than this skillnb knows" in err
     with pytest.raises(Exception, match="upgrade skillnb"):
         PostgresStore(url, "any").head()
+
+
+def test_processes_meeting_an_empty_database_at_once_create_the_schema_once(
+    pg_server: PgServer,
+) -> None:
+    import subprocess
+    import sys
+
+    url = fresh_database(pg_server)
+    code = (
+        "import sys\nfrom skillnb.store.postgres import PostgresStore\n"
+        "print(PostgresStore(sys.argv[1], 'x').head())"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [out.strip() for out, _ in results] == ["0"] * 6, results

@@ -160,7 +160,10 @@ class OlderSchemaError(SkillnbError):
 
 def current_version(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
     """The schema version of the database behind ``conn`` (0 when skillnb never set it up)."""
-    row = conn.execute("SELECT to_regclass('skillnb_schema') IS NOT NULL").fetchone()
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables "
+        "WHERE schemaname = current_schema() AND tablename = 'skillnb_schema')"
+    ).fetchone()
     if not row or not row[0]:
         return 0
     found = conn.execute("SELECT max(version) FROM skillnb_schema").fetchone()
@@ -198,13 +201,18 @@ def upgrade(conn: psycopg.Connection[tuple[Any, ...]], location: str) -> tuple[i
         NewerSchemaError: a newer skillnb set the database up (nothing is changed).
 
     """
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, _SCHEMA_LOCK))
-        before = current_version(conn)
-        if before > SCHEMA_VERSION:
-            raise NewerSchemaError(location, before)
-        for version in range(before, SCHEMA_VERSION):
-            conn.execute(MIGRATIONS[version].encode())
-            if version > 0:
-                conn.execute("UPDATE skillnb_schema SET version = %s", (version + 1,))
+    # The lock is taken before the transaction starts, so that the transaction sees (catalog
+    # caches included) what an upgrader that held the lock before committed.
+    conn.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_CLASS, _SCHEMA_LOCK))
+    try:
+        with conn.transaction():
+            before = current_version(conn)
+            if before > SCHEMA_VERSION:
+                raise NewerSchemaError(location, before)
+            for version in range(before, SCHEMA_VERSION):
+                conn.execute(MIGRATIONS[version].encode())
+                if version > 0:
+                    conn.execute("UPDATE skillnb_schema SET version = %s", (version + 1,))
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, _SCHEMA_LOCK))
     return before, SCHEMA_VERSION
