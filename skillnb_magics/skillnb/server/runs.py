@@ -161,7 +161,7 @@ class RunRegistry:
 
         The wait runs on the loop's default executor, not on the registry's worker.
         """
-        from skillnb.server.teamruns import wait_version
+        from skillnb.server.longpoll import wait_version
 
         now = await self.version(request_path)
         watch = self._access.watch

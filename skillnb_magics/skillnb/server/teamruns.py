@@ -3,8 +3,8 @@
 With ``SKILLNB_STORE`` in the server's environment, a notebook's run is the run named by the
 notebook's path from the server root (as kernels name it, see
 :mod:`skillnb.jupyter.teamstore`), in that database, instead of its sidecar.
-:func:`wait_version` answers the panel's version check as a long poll: it returns as soon as
-``LISTEN``/``NOTIFY`` says the run moved past the version the panel has, so the panel does not
+The panel's version check for such runs is a long poll (:mod:`skillnb.server.longpoll`): it
+returns as soon as ``LISTEN``/``NOTIFY`` says the run moved on, so the panel does not
 poll a database run.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillnb.server.readonly import ReadOnlyStore
 from skillnb.server.runs import RunAccess
@@ -21,9 +21,8 @@ if TYPE_CHECKING:
     from skillnb.server.runs import RunLike
     from skillnb.store.protocol import Store
 
-__all__ = ["MAX_WAIT", "team_access", "wait_version"]
+__all__ = ["team_access"]
 
-MAX_WAIT = 25.0
 """The longest a version request is held open (seconds), under common proxy timeouts."""
 
 
@@ -61,16 +60,3 @@ def team_access(env: Mapping[str, str], root: Path) -> RunAccess | None:
             store.close()
 
     return RunAccess(open=open_, read=read, exists=exists, watch=store_of)
-
-
-def wait_version(store: Any, after: int, wait: float) -> dict[str, Any]:
-    """``{"exists", "version", "live"}`` once the run passes ``after`` or ``wait`` ends.
-
-    ``store`` is a store object of this request alone (closed here), so the registry's
-    worker and its cached runs stay free while it waits.
-    """
-    try:
-        version = store.wait_for_change(after, min(max(wait, 0.0), MAX_WAIT))
-    finally:
-        store.close()
-    return {"exists": True, "version": version, "live": True}
