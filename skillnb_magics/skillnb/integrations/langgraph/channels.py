@@ -15,6 +15,7 @@ compared. A whole value is written when no earlier version is known in this proc
 from __future__ import annotations
 
 import operator
+from itertools import islice
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,11 +45,13 @@ class Cached:
     """Keys (or indexes) whose objects could change in place: never trusted by identity."""
     chain: int = 0
     """Deltas stored since the last whole value."""
+    obj: dict[Any, Any] = field(default_factory=dict)
+    """A dict's entries as a private dict (copied cheaply for readers)."""
 
     def value(self) -> Any:
         """A fresh container holding the cached objects (only when none is mutable)."""
         if self.kind == "dict":
-            return dict(zip(self.keys, self.vals, strict=True))
+            return dict(self.obj)
         return list(self.vals)
 
 
@@ -79,6 +82,7 @@ class ChannelCache:
         if type(value) is dict and type(enc) is dict and "$t" not in enc:
             keys, vals = list(value), list(value.values())
             cached = Cached(version, "dict", keys, vals, dict(enc), _mutable_keys(keys, vals))
+            cached.obj = dict(value)
         elif type(value) is list and type(enc) is list:
             vals = list(value)
             mutable = _mutable_keys(list(range(len(vals))), vals)
@@ -113,7 +117,9 @@ class ChannelCache:
         if type(value) is dict and all(type(k) is str for k in value) and "$t" not in value:
             keys, vals = list(value), list(value.values())
             enc = {k: self._encode(v) for k, v in zip(keys, vals, strict=True)}
-            return Cached(version, "dict", keys, vals, enc, _mutable_keys(keys, vals))
+            cached = Cached(version, "dict", keys, vals, enc, _mutable_keys(keys, vals))
+            cached.obj = dict(value)
+            return cached
         if type(value) is list:
             vals = list(value)
             enc_list = [self._encode(v) for v in vals]
@@ -123,20 +129,20 @@ class ChannelCache:
         return Cached(version, "other", enc=self._encode(value), mutable={None})
 
     def _dict_delta(self, cached: Cached, value: dict[Any, Any]) -> Any:
-        keys, vals = list(value), list(value.values())
         n = len(cached.keys)
-        if (
-            len(keys) >= n
-            and keys[:n] == cached.keys
-            and all(map(operator.is_, vals[:n], cached.vals))
-        ):
-            changed = dict(zip(keys[n:], vals[n:], strict=True))
+        # Keys are strings, so equal means the same key; values must be the very same objects.
+        appended = (
+            len(value) >= n
+            and list(islice(value, n)) == cached.keys
+            and all(map(operator.is_, islice(value.values(), n), cached.vals))
+        )
+        if appended:  # the common case (a merge that adds keys): O(n) checks, in C
+            changed = dict(islice(value.items(), n, None))
             removed: list[Any] = []
         else:
-            old = dict(zip(cached.keys, cached.vals, strict=True))
             missing = object()
-            changed = {k: v for k, v in value.items() if old.get(k, missing) is not v}
-            removed = [k for k in old if k not in value]
+            changed = {k: v for k, v in value.items() if cached.obj.get(k, missing) is not v}
+            removed = [k for k in cached.obj if k not in value]
         if not all(type(k) is str for k in changed) or "$t" in changed:
             return None
         enc_set = {k: self._encode(v) for k, v in changed.items()}
@@ -145,23 +151,29 @@ class ChannelCache:
                 again = self._encode(value[k])
                 if again != cached.enc.get(k):
                     enc_set[k] = again
-        if (len(enc_set) + len(removed)) * 2 > max(len(keys), 1):
+        if (len(enc_set) + len(removed)) * 2 > max(len(value), 1):
             return None
         for k in removed:
             cached.enc.pop(k, None)
             cached.mutable.discard(k)
+            del cached.obj[k]
         cached.enc.update(enc_set)
         for k in enc_set:
             if is_immutable(value[k]):
                 cached.mutable.discard(k)
             else:
                 cached.mutable.add(k)
-        cached.keys, cached.vals = keys, vals
+        if appended:
+            cached.keys.extend(changed)
+            cached.vals.extend(changed.values())
+        else:
+            cached.keys, cached.vals = list(value), list(value.values())
+        cached.obj.update(changed)
         return {"d": cached.version, "set": enc_set, "del": removed}
 
     def _list_delta(self, cached: Cached, value: list[Any]) -> Any:
         n = len(cached.vals)
-        if len(value) < n or not all(map(operator.is_, value[:n], cached.vals)):
+        if len(value) < n or not all(map(operator.is_, islice(value, n), cached.vals)):
             return None
         for i in cached.mutable:
             if self._encode(value[i]) != cached.enc[i]:
@@ -173,5 +185,5 @@ class ChannelCache:
         base = cached.version
         cached.enc.extend(enc_add)
         cached.mutable.update(n + i for i, v in enumerate(added) if not is_immutable(v))
-        cached.vals = list(value)
+        cached.vals.extend(added)
         return {"a": base, "add": enc_add}
