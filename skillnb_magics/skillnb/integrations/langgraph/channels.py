@@ -15,9 +15,9 @@ compared. A whole value is written when no earlier version is known in this proc
 from __future__ import annotations
 
 import operator
-from itertools import islice
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from skillnb.integrations.langgraph.index import FULL_EVERY
@@ -57,6 +57,22 @@ class Cached:
 
 def _mutable_keys(keys: list[Any], vals: list[Any]) -> set[Any]:
     return {k for k, v in zip(keys, vals, strict=True) if not is_immutable(v)}
+
+
+def _dict_diff(cached: Cached, value: dict[Any, Any]) -> tuple[bool, dict[Any, Any], list[Any]]:
+    """``(appended, changed entries, removed keys)`` of ``value`` against the cached dict."""
+    n = len(cached.keys)
+    # Keys are strings, so equal means the same key; values must be the very same objects.
+    appended = (
+        len(value) >= n
+        and list(islice(value, n)) == cached.keys
+        and all(map(operator.is_, islice(value.values(), n), cached.vals))
+    )
+    if appended:  # the common case (a merge that adds keys): O(n) checks, in C
+        return True, dict(islice(value.items(), n, None)), []
+    missing = object()
+    changed = {k: v for k, v in value.items() if cached.obj.get(k, missing) is not v}
+    return False, changed, [k for k in cached.obj if k not in value]
 
 
 class ChannelCache:
@@ -129,20 +145,7 @@ class ChannelCache:
         return Cached(version, "other", enc=self._encode(value), mutable={None})
 
     def _dict_delta(self, cached: Cached, value: dict[Any, Any]) -> Any:
-        n = len(cached.keys)
-        # Keys are strings, so equal means the same key; values must be the very same objects.
-        appended = (
-            len(value) >= n
-            and list(islice(value, n)) == cached.keys
-            and all(map(operator.is_, islice(value.values(), n), cached.vals))
-        )
-        if appended:  # the common case (a merge that adds keys): O(n) checks, in C
-            changed = dict(islice(value.items(), n, None))
-            removed: list[Any] = []
-        else:
-            missing = object()
-            changed = {k: v for k, v in value.items() if cached.obj.get(k, missing) is not v}
-            removed = [k for k in cached.obj if k not in value]
+        appended, changed, removed = _dict_diff(cached, value)
         if not all(type(k) is str for k in changed) or "$t" in changed:
             return None
         enc_set = {k: self._encode(v) for k, v in changed.items()}
