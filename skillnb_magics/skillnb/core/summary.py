@@ -14,8 +14,8 @@ run inside, so recorded text can neither close the block nor forge lines outside
 Budget: lines are kept in priority order while they fit; the rest is dropped and counted.
 Highest first: run header, pending approvals, blocked gates, uncertain steps, next triggers,
 LangGraph threads, decisions, constraints, batches, key ids, summary, data and note facts,
-skill memory, milestones, history; newest first within facts and history. Below the size of the frame the
-result is the title and a count of what was left out, then the title clipped.
+skill memory, milestones, history; newest first within facts and history. Below the size of
+the frame the result is the title and a count of what was left out, then the title clipped.
 """
 
 from __future__ import annotations
