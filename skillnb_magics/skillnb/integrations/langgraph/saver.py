@@ -70,6 +70,25 @@ Item = tuple[str, dict[str, Any], str | None]
 """An event to commit: type, data, and the thread whose head it changes (or ``None``)."""
 
 
+def _sibling(run: Run) -> Run:
+    """A second Run over the same data, used only by the saver (under its own lock).
+
+    LangGraph calls a checkpointer from worker threads while tools may use the user's run in
+    others; a Run object is not meant to be shared by threads, so the saver commits through its
+    own, and the user's run sees those commits as it sees another process's.
+    """
+    from skillnb.run import open_run
+    from skillnb.store.memory import MemoryStore
+    from skillnb.store.sidecar import SidecarStore
+
+    store: Any = run.store
+    if isinstance(store, SidecarStore):
+        store = SidecarStore(store.path)
+    elif isinstance(store, MemoryStore):
+        store = MemoryStore(store.data)
+    return open_run(store=store, memory=False)
+
+
 def _ids(config: RunnableConfig) -> tuple[str, str, str | None]:
     conf = config["configurable"]
     return str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), conf.get("checkpoint_id")
@@ -97,10 +116,16 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
     def __init__(self, run: Run, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde or SkillnbSerializer(run.store))
         self.run = run
+        self._run = _sibling(run)
         self._mutex = threading.RLock()
         self._index = ThreadIndex()
         self._loaded = False
         self._cache = ChannelCache(self._encode)
+
+    def close(self) -> None:
+        """Release the saver's own handle on the run's store (the user's run stays open)."""
+        if self._run.store is not self.run.store:
+            self._run.store.close()
 
     # -- values --------------------------------------------------------------------------
     def _encode(self, value: Any) -> Any:
@@ -114,7 +139,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
     def _decode(self, data: Any) -> Any:
         if isinstance(self.serde, SkillnbSerializer):
             return self.serde.decode(data)
-        return decode_tree(data, self.run.store, foreign=self._foreign)
+        return decode_tree(data, self._run.store, foreign=self._foreign)
 
     def _foreign(self, data: dict[str, Any]) -> Any:
         return self.serde.loads_typed((str(data["type"]), base64.b64decode(data["b64"])))
@@ -122,23 +147,23 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
     # -- the journal ---------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        with self._mutex, self.run.store.lock():
+        with self._mutex, self._run.store.lock():
             self._sync()
             yield
 
     def _sync(self) -> None:
-        state = self.run.snapshot_ref(refresh=True)
+        state = self._run.snapshot_ref(refresh=True)
         if not self._loaded:
             self._index = ThreadIndex()
-            for event in self.run.store.history():
+            for event in self._run.store.history():
                 self._index.fold(event.seq, event.type, event.data)
             self._loaded = True
             return
         if state.version <= self._index.seen:
             return
-        events = self.run.store.read_since(self._index.seen)
+        events = self._run.store.read_since(self._index.seen)
         if events is None:
-            events = [e for e in self.run.store.history() if e.seq > self._index.seen]
+            events = [e for e in self._run.store.history() if e.seq > self._index.seen]
         for event in events:
             if event.type.startswith("langgraph."):
                 for key in ("thread", "target"):
@@ -166,7 +191,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
                     data["head"] = head(self._index.find(head_of, ""), self._decode)
                 drafts.append(EventDraft(type=type_, at=at, data=data))
             drafts.extend(extra)
-            events = self.run._commit(lambda _state: list(drafts), sync=sync)
+            events = self._run._commit(lambda _state: list(drafts), sync=sync)
         except BaseException:
             self._reset()
             raise
@@ -342,7 +367,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
             channels = {r[1] for r in rows}
             changes_head = ns_name == "" and bool(channels & {INTERRUPT, RESUME})
             extra = (
-                approval_requests(self.run.snapshot_ref(), thread, interrupts)
+                approval_requests(self._run.snapshot_ref(), thread, interrupts)
                 if ns_name == ""
                 else []
             )

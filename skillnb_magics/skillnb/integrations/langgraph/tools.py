@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.tools import BaseTool, StructuredTool
 
 from skillnb.core.records import GateReport
-from skillnb.errors import GateBlocked, SkillnbError, WaitingForApproval
+from skillnb.errors import GateBlocked, SkillnbError
 
 if TYPE_CHECKING:
     from skillnb.run import Run
@@ -79,8 +79,10 @@ def run_tools(run: Run) -> list[BaseTool]:
         if not waiting:
             return f"no approval to request for {trigger}: {_report_text(trigger, report)}"
         try:
-            event = run.fire(trigger)
-        except WaitingForApproval:
+            event = run.fire(trigger)  # records the requests of the approval gates that block
+        except GateBlocked as exc:
+            if any(r.kind != "approval" for r in exc.report.blocking):
+                return _refusal(exc)
             names = ", ".join(r.gate for r in waiting)
             return f"approval requested for {trigger} ({names}); wait for a person to decide"
         return f"fired {trigger}: {event.data.get('from')} -> {event.data.get('to')}"
