@@ -1,4 +1,4 @@
-"""An interrupt() in a LangGraph thread is a pending approval of the run; its decision resumes it."""
+"""An interrupt() in a LangGraph thread is a pending approval; its decision resumes it."""
 
 from __future__ import annotations
 
