@@ -78,7 +78,7 @@ def test_a_rejection_is_the_answer_too(tmp_path: Path) -> None:
     run.reject("langgraph:review:ask", by="ana", note="not yet")
     out = resume_approved(graph(run), run, "review")
     assert out["d"]["answer"] == {"approved": False, "by": "ana", "note": "not yet"}
-    assert run.snapshot_ref(refresh=True).graph_threads["review"].interrupts == []
+    assert run.journal.refresh().graph_threads["review"].interrupts == []
     assert run.pending() == []
 
 
@@ -91,7 +91,7 @@ def test_the_owning_kernel_resumes_when_the_approval_is_committed(tmp_path: Path
     stop()
     values = compiled.get_state(CONFIG).values
     assert values["d"]["answer"] == {"approved": True, "by": "ana", "note": "go"}
-    [approval] = run.snapshot_ref().approvals.values()
+    [approval] = run.journal.refresh().approvals.values()
     assert approval.status == "consumed"
 
 
@@ -106,4 +106,4 @@ def test_an_approval_from_the_cli_is_picked_up_by_the_next_run(tmp_path: Path) -
         "draft": "three findings",
         "answer": {"approved": True, "by": "bob", "note": "ok"},
     }
-    assert later.snapshot_ref().graph_threads["review"].next == []
+    assert later.journal.refresh().graph_threads["review"].next == []

@@ -95,7 +95,7 @@ def test_killed_between_steps_resumes_from_the_last_checkpoint(tmp_path: Path) -
 
     # the run, opened by this process, shows where the thread stopped
     run = skillnb.open_run(state_dir=folder, memory=False)
-    thread = run.snapshot_ref().graph_threads["crash"]
+    thread = run.journal.refresh().graph_threads["crash"]
     assert thread.next == ["n4"]
     assert thread.step == 4
 
@@ -111,4 +111,4 @@ def test_killed_between_steps_resumes_from_the_last_checkpoint(tmp_path: Path) -
     assert lines[1] == "done " + ",".join(f"n{i}" for i in range(8))
     ran = log.read_text().split()
     assert ran == ["n0", "n1", "n2", "n3", "n4", "n4", "n5", "n6", "n7"]
-    assert run.snapshot_ref(refresh=True).graph_threads["crash"].next == []
+    assert run.journal.refresh().graph_threads["crash"].next == []

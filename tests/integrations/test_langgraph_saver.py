@@ -141,7 +141,7 @@ def test_a_long_thread_survives_compaction(tmp_path: Path) -> None:
     for _ in range(450):  # 5 events a step: the run compacts its journal past 2,000 events
         graph.invoke({"d": {}, "log": []}, CONFIG)
     assert (tmp_path / "snapshot.json").exists()
-    assert run.snapshot_ref(refresh=True).graph_threads["t1"].checkpoints == 450 * 3
+    assert run.journal.refresh().graph_threads["t1"].checkpoints == 450 * 3
     reopened = grow_graph(SkillnbSaver(open_(tmp_path)))
     values = reopened.get_state(CONFIG).values
     assert values["d"] == {f"k{i}": i for i in range(450)}

@@ -18,10 +18,9 @@ the next :func:`resume_approved` call, in this process or a later one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from skillnb.core.records import Event, EventDraft
+from skillnb.core.records import Event, EventDraft, RunState
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -35,7 +34,7 @@ _ANSWERED = ("approved", "rejected", "consumed")
 
 def answers(run: Run, thread_id: str) -> dict[str, Any]:
     """Interrupt id -> the recorded answer, for the thread's open interrupts that have one."""
-    state = run.snapshot_ref(refresh=True)
+    state = run.journal.refresh()
     thread = state.graph_threads.get(thread_id)
     if thread is None:
         return {}
@@ -66,16 +65,15 @@ def resume_approved(graph: CompiledStateGraph[Any, Any, Any, Any], run: Run, thr
     if not found:
         return None
     result = graph.invoke(Command(resume=found), {"configurable": {"thread_id": thread_id}})
-    with run.store.lock():
-        state = run.snapshot_ref(refresh=True)
-        at = datetime.now(UTC)
-        used = [
-            EventDraft(type="approval.consumed", at=at, data={"id": ident})
+
+    def consume(state: RunState) -> list[EventDraft]:
+        return [
+            run.journal.draft("approval.consumed", id=ident)
             for ident in found
             if ident in state.approvals and state.approvals[ident].status == "approved"
         ]
-        if used:
-            run.append_events(used)
+
+    run.journal.commit(consume)
     return result
 
 
@@ -93,7 +91,7 @@ def resume_on_approval(
         decided = {str(e.data.get("id")) for e in events if e.type == "approval.decided"}
         if not decided:
             return
-        for thread_id, thread in list(run.snapshot_ref().graph_threads.items()):
+        for thread_id, thread in list(run.journal.state.graph_threads.items()):
             if any(i.id in decided for i in thread.interrupts):
                 resume_approved(graph, run, thread_id)
 

@@ -152,7 +152,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
             yield
 
     def _sync(self) -> None:
-        state = self._run.snapshot_ref(refresh=True)
+        state = self._run.journal.refresh()
         if not self._loaded:
             self._index = ThreadIndex()
             for event in self._run.store.history():
@@ -191,7 +191,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
                     data["head"] = head(self._index.find(head_of, ""), self._decode)
                 drafts.append(EventDraft(type=type_, at=at, data=data))
             drafts.extend(extra)
-            events = self._run._commit(lambda _state: list(drafts), sync=sync)
+            events = self._run.journal.commit(lambda _state: list(drafts), sync=sync)
         except BaseException:
             self._reset()
             raise
@@ -367,7 +367,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
             channels = {r[1] for r in rows}
             changes_head = ns_name == "" and bool(channels & {INTERRUPT, RESUME})
             extra = (
-                approval_requests(self._run.snapshot_ref(), thread, interrupts)
+                approval_requests(self._run.journal.state, thread, interrupts)
                 if ns_name == ""
                 else []
             )
