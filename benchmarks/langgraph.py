@@ -11,7 +11,8 @@ waiting on ``fsync``); "at N" is the median of the invokes from 0.9 N to N, "gro
 figure at the largest N over the one at the smallest. The floor is a raw ``os.write`` +
 ``os.fsync`` of 200 bytes, measured every 100 steps. Sizes: the sidecar folder
 (SkillnbSaver), the database with its WAL (SqliteSaver), and the serialized bytes held
-(InMemorySaver, which keeps no file).
+(InMemorySaver, which keeps no file). "LangGraph alone" is InMemorySaver with a serializer
+that keeps references: the graph loop's own cost per step, which no checkpointer avoids.
 
 SkillnbSaver uses LangGraph's default ``durability="async"`` like the others; its journal is
 compacted by the run as usual while the thread grows.
@@ -121,7 +122,32 @@ def memory_saver(_folder: Path) -> Iterator[tuple[BaseCheckpointSaver[Any], Call
     yield saver, lambda: memory_size(saver)
 
 
-SAVERS = {"SkillnbSaver": skillnb_saver, "SqliteSaver": sqlite_saver, "InMemorySaver": memory_saver}
+class ByReference:
+    """A serializer that keeps objects as they are: LangGraph's own cost, nothing stored."""
+
+    def __init__(self) -> None:
+        self.kept: dict[bytes, Any] = {}
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        key = str(len(self.kept)).encode()
+        self.kept[key] = obj
+        return "ref", key
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return self.kept[data[1]]
+
+
+@contextmanager
+def langgraph_alone(_folder: Path) -> Iterator[tuple[BaseCheckpointSaver[Any], Callable[[], int]]]:
+    yield InMemorySaver(serde=ByReference()), lambda: 0
+
+
+SAVERS = {
+    "SkillnbSaver": skillnb_saver,
+    "SqliteSaver": sqlite_saver,
+    "InMemorySaver": memory_saver,
+    "LangGraph alone": langgraph_alone,
+}
 
 
 Samples = dict[str, tuple[list[float], list[float]]]

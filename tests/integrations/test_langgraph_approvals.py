@@ -68,6 +68,9 @@ def test_an_interrupt_is_a_pending_approval_shown_everywhere(tmp_path: Path) -> 
     assert "## LangGraph threads (1)" in summary
     assert "waiting on interrupt() in ask" in summary
     assert "langgraph:review:ask" in summary
+    assert thread["checkpoint"] not in summary  # ids and times vary between executions
+    assert pending.id not in summary
+    assert thread["checkpoint"] in run.summary()
     assert answers(run, "review") == {}
     assert resume_approved(graph(run), run, "review") is None  # no answer yet: nothing runs
 
