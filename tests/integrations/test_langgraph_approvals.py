@@ -110,3 +110,33 @@ def test_an_approval_from_the_cli_is_picked_up_by_the_next_run(tmp_path: Path) -
         "answer": {"approved": True, "by": "bob", "note": "ok"},
     }
     assert later.journal.refresh().graph_threads["review"].next == []
+
+
+def twice(state: State) -> dict[str, Any]:
+    first = interrupt("first question")
+    second = interrupt("second question")
+    return {"d": {"first": first["note"], "second": second["note"]}}
+
+
+def test_a_node_that_asks_twice_opens_a_second_request(tmp_path: Path) -> None:
+    run = open_(tmp_path)
+    builder = StateGraph(State)
+    builder.add_node("twice", twice)
+    builder.add_edge(START, "twice")
+    builder.add_edge("twice", END)
+    compiled = builder.compile(checkpointer=SkillnbSaver(run))
+    compiled.invoke({"d": {}}, CONFIG)
+    [first] = run.pending()
+    assert first.message == '"first question"'
+    run.approve(first.gate, by="ana", note="one")
+    out = resume_approved(compiled, run, "review")
+    assert out["__interrupt__"][0].value == "second question"
+    [second] = run.pending()
+    assert second.message == '"second question"'
+    assert second.id != first.id
+    [thread] = run.describe()["threads"]
+    assert [i["value"] for i in thread["interrupts"]] == ['"second question"']
+    run.approve(second.gate, by="ana", note="two")
+    out = resume_approved(compiled, run, "review")
+    assert out["d"] == {"first": "one", "second": "two"}
+    assert run.journal.refresh().graph_threads["review"].interrupts == []

@@ -37,6 +37,8 @@ from typing import Any
 
 __all__ = ["FULL_EVERY", "Entry", "Namespace", "ThreadIndex"]
 
+_RESUME = "__resume__"
+
 FULL_EVERY = 256
 """A channel's whole value is stored again after this many deltas."""
 
@@ -193,5 +195,10 @@ class ThreadIndex:
             if key[1] >= 0 and key in stored:
                 continue
             stored[key] = (task, str(channel), value, path)
+        # A task's latest interrupts stay open until it writes a resume value without
+        # interrupting again (a node may call interrupt() once more after a resume).
+        key_ = (str(data["checkpoint"]), task)
         if data.get("interrupts"):
-            ns.interrupts[(str(data["checkpoint"]), task)] = list(data["interrupts"])
+            ns.interrupts[key_] = list(data["interrupts"])
+        elif any(row[1] == _RESUME for row in data["writes"]):
+            ns.interrupts.pop(key_, None)

@@ -79,12 +79,10 @@ def interrupt_rows(value: Any, task_path: str) -> list[dict[str, Any]]:
 
 
 def _open_interrupts(ns: Namespace, checkpoint_id: str) -> list[dict[str, Any]]:
-    writes = ns.writes.get(checkpoint_id, {})
-    resumed = {w[0] for w in writes.values() if w[1] == RESUME}
     rows: list[dict[str, Any]] = []
-    for task, channel, _value, _path in writes.values():
-        if channel == INTERRUPT and task not in resumed:
-            rows.extend(ns.interrupts.get((checkpoint_id, task), []))
+    for (checkpoint, _task), raised in sorted(ns.interrupts.items()):
+        if checkpoint == checkpoint_id:
+            rows.extend(raised)
     return rows
 
 
