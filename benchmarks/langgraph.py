@@ -101,7 +101,8 @@ def memory_size(saver: InMemorySaver) -> int:
 def skillnb_saver(folder: Path) -> Iterator[tuple[BaseCheckpointSaver[Any], Callable[[], int]]]:
     run = skillnb.open_run(state_dir=folder / "sidecar", memory=False)
     try:
-        yield SkillnbSaver(run), lambda: folder_size(folder / "sidecar")
+        with SkillnbSaver(run) as saver:
+            yield saver, lambda: folder_size(folder / "sidecar")
     finally:
         run.store.close()
 

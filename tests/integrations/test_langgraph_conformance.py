@@ -25,7 +25,8 @@ def test_every_capability_passes(tmp_path: Path) -> None:
     async def saver() -> AsyncIterator[SkillnbSaver]:
         run = skillnb.open_run(state_dir=tmp_path / f"run{next(folders)}", memory=False)
         try:
-            yield SkillnbSaver(run)
+            with SkillnbSaver(run) as checkpointer:
+                yield checkpointer
         finally:
             run.store.close()
 

@@ -94,6 +94,12 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         """Release the saver's own handle on the run's store (the user's run stays open)."""
         self._journal.close()
 
+    def __enter__(self) -> SkillnbSaver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     # -- reading -------------------------------------------------------------------------
     def _channel_value(
         self, thread: str, ns_name: str, ns: Namespace, channel: str, version: Any
