@@ -221,13 +221,25 @@ def main() -> None:
     wall = table(
         "Wall-clock ms per step (median of the invokes from 0.9 N to N)", samples, 0, steps, sizes
     )
-    table(
+    cpu = table(
         "Process CPU ms per step (all threads; leaves out waiting on the disk)",
         samples,
         1,
         steps,
         sizes,
     )
+    base = "LangGraph alone"
+    if base in wall:
+        print(f"\nEach saver's own cost: its ms per step minus {base}'s\n")
+        print("| saver | " + " | ".join(f"wall at {n:,}" for n in steps), end=" | ")
+        print(" | ".join(f"CPU at {n:,}" for n in steps) + " | wall growth | CPU growth |")
+        print("|---" * (2 * len(steps) + 3) + "|")
+        for name in (n for n in names if n != base):
+            own_wall = [wall[name][n] - wall[base][n] for n in steps]
+            own_cpu = [cpu[name][n] - cpu[base][n] for n in steps]
+            cells = " | ".join(f"{v:.2f}" for v in own_wall + own_cpu)
+            growth = f"{own_wall[-1] / own_wall[0]:.2f}x | {own_cpu[-1] / own_cpu[0]:.2f}x"
+            print(f"| {name} | {cells} | {growth} |")
     if "SkillnbSaver" in wall and "SqliteSaver" in wall:
         ours, theirs = wall["SkillnbSaver"], wall["SqliteSaver"]
         ratios = ", ".join(f"{ours[n] / theirs[n]:.2f} at {n:,}" for n in steps)
