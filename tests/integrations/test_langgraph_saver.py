@@ -47,8 +47,12 @@ def open_(folder: Path) -> Run:
 
 
 def journal(folder: Path) -> list[dict[str, Any]]:
-    lines = (folder / "journal.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
+    """Every event of the run in ``folder``, archived ones included, as plain data."""
+    run = open_(folder)
+    try:
+        return [{"type": e.type, "data": e.data} for e in run.store.history()]
+    finally:
+        run.store.close()
 
 
 def history(saver: BaseCheckpointSaver[Any]) -> list[tuple[Any, ...]]:

@@ -49,7 +49,8 @@ TYPE_NAME = "skillnb-json"
 """The type string :meth:`SkillnbSerializer.dumps_typed` writes."""
 
 _SCALARS = (str, int, bool, type(None))
-_MAX_DEPTH = 200
+_MAX_DEPTH = 60
+"""Deepest nesting accepted: tags double it at worst, and a journal line may nest 128 deep."""
 
 
 class _NoBlobs:
@@ -77,11 +78,11 @@ def encode_tree(value: object, store: BlobStore | None = None, depth: int = 0) -
 
     Raises:
         TypeError: some part of ``value`` has no restorable encoding.
-        ValueError: the nesting is deeper than 200.
+        ValueError: the nesting is deeper than 60 levels.
 
     """
     if depth > _MAX_DEPTH:
-        raise ValueError("a LangGraph value is nested more than 200 levels deep")
+        raise ValueError(f"a LangGraph value is nested more than {_MAX_DEPTH} levels deep")
     kind = type(value)
     if kind in _SCALARS or (kind is float and math.isfinite(value)):  # type: ignore[arg-type]
         return value
