@@ -16,7 +16,8 @@ type                        data
 ``approval.decided``        ``id``, ``status`` (approved/rejected), ``by``, ``note``
 ``approval.consumed``       ``id``
 ``approval.expired``        ``id``
-``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``, ``owner``
+``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``, ``owner``,
+                            ``claim`` (a :class:`Claim` dump, when the step was claimed)
 ``step.committed``          ``key``
 ``step.failed``             ``key``, ``error``
 ``step.cleared``            ``key``, ``by``
@@ -27,7 +28,13 @@ type                        data
 ``langgraph.*``             ``thread`` (or ``target``), ``head`` (a :class:`GraphThread` dump
                             without ``thread_id``, or ``None``); the rest is the LangGraph
                             saver's (:mod:`skillnb.integrations.langgraph.index`)
+``claim.taken``             ``claim`` (a :class:`Claim` dump)
+``claim.renewed``           ``key``, ``owner`` (the owner's id), ``until``
+``claim.released``          ``key``
 ==========================  =================================================================
+
+A step's ``step.committed``, ``step.failed`` and ``step.cleared`` also release its claim, and
+``batch.item_done`` the item's (see :mod:`skillnb.core.claims`).
 
 Unknown types are kept in the journal and ignored here, so an older reader can replay a
 journal that a newer writer extended with new kinds of events. ``run.rebuilt`` (a run rebuilt
@@ -42,9 +49,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skillnb.core.claims import item_claim_key, step_claim_key
 from skillnb.core.records import (
     Approval,
     Batch,
+    Claim,
     Event,
     Fact,
     Firing,
@@ -132,6 +141,9 @@ def _started(state: RunState, e: Event) -> None:
         owner=d.get("owner"),
         started_seq=e.seq,
     )
+    if d.get("claim") is not None:
+        claim = Claim.model_validate(d["claim"])
+        state.claims[claim.key] = claim
 
 
 def _step_end(status: str) -> Callable[[RunState, Event], None]:
@@ -141,6 +153,7 @@ def _step_end(status: str) -> Callable[[RunState, Event], None]:
             step = Step(key=str(e.data["key"]), started_seq=e.seq)
             state.steps[step.key] = step
         step.status = status  # type: ignore[assignment]  # one of the Step literals
+        state.claims.pop(step_claim_key(step.key), None)
         if status == "committed":
             step.committed_seq = e.seq
             step.error = None
@@ -163,6 +176,7 @@ def _item_done(state: RunState, e: Event) -> None:
     if item not in batch.items:
         batch.items.append(item)
     batch.done.append(item)
+    state.claims.pop(item_claim_key(name, item), None)
 
 
 def _keyids(state: RunState, e: Event) -> None:
@@ -205,6 +219,24 @@ _GRAPH_EVENTS = (
     "langgraph.copied",
 )
 
+
+def _claimed(state: RunState, e: Event) -> None:
+    claim = Claim.model_validate(e.data["claim"])
+    state.claims[claim.key] = claim
+
+
+def _renewed(state: RunState, e: Event) -> None:
+    claim = state.claims.get(str(e.data["key"]))
+    if claim is None or claim.owner.id != e.data["owner"]:
+        return  # released or taken over meanwhile: the renewal came too late
+    renewed = Claim.model_validate({**claim.model_dump(), "until": e.data["until"]})
+    state.claims[claim.key] = renewed
+
+
+def _released(state: RunState, e: Event) -> None:
+    state.claims.pop(str(e.data["key"]), None)
+
+
 _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
     "run.created": _created,
     "workflow.bound": _bound,
@@ -224,6 +256,9 @@ _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
     "keyids.set": _keyids,
     "milestone.recorded": _milestone,
     **dict.fromkeys(_GRAPH_EVENTS, _graph_head),
+    "claim.taken": _claimed,
+    "claim.renewed": _renewed,
+    "claim.released": _released,
 }
 
 
@@ -305,6 +340,9 @@ _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "langgraph.deleted": lambda d: f"thread {d.get('thread')} deleted",
     "langgraph.copied": lambda d: f"thread {d.get('source')} copied to {d.get('target')}",
+    "claim.taken": lambda d: f"claimed {d['claim'].get('key')}",
+    "claim.renewed": lambda d: f"claim on {d.get('key')} renewed",
+    "claim.released": lambda d: f"claim on {d.get('key')} released",
 }
 
 
