@@ -88,8 +88,10 @@ def to_mermaid(
         label = _mermaid_text(_label(trigger, statuses))
         lines.append(f"    {start} --> {ids[target]} : {label}")
     lines += [
-        "    classDef current fill:#fff3bf,stroke:#f08c00,stroke-width:3px,font-weight:bold",
-        "    classDef visited fill:#e7f5ff,stroke:#74c0fc",
+        # color: dark text on the light fills, whatever mermaid's theme (dark in dark mode)
+        "    classDef current fill:#fff3bf,stroke:#f08c00,stroke-width:3px,font-weight:bold,"
+        "color:#000",
+        "    classDef visited fill:#e7f5ff,stroke:#74c0fc,color:#000",
     ]
     seen = [ids[s] for s in dict.fromkeys(visited) if s in ids and s != current]
     if seen:

@@ -38,12 +38,21 @@ __all__ = [
 View = Mapping[str, Any]
 
 STATUS_COLOURS: Mapping[str, str] = {
-    "passing": "#2e7d32",
-    "warning": "#b26a00",
-    "blocked": "#c62828",
-    "unknown": "#616161",
+    "passing": "var(--skillnb-passed, #1b5e20)",
+    "warning": "var(--skillnb-warning, #8a4b00)",
+    "blocked": "var(--skillnb-blocked, #b71c1c)",
+    "unknown": "var(--jp-ui-font-color1, #424242)",
 }
-"""The colour of a transition (or gate) by gate status."""
+"""The text colour of a transition (or gate) by gate status, as a CSS value.
+
+The ``--skillnb-*`` variables come from the JupyterLab extension's stylesheet, which flips
+them with the theme (each meets WCAG AA on the theme's backgrounds); the fallbacks are the
+light values, for renderers without that stylesheet (nbconvert, other frontends).
+"""
+
+_ACCENT = "var(--skillnb-accent, #0d47a1)"
+_TEXT = "var(--jp-ui-font-color1, #212121)"
+_BORDER = "var(--jp-border-color2, #ddd)"
 
 STATUS_MARKS: Mapping[str, str] = {"passing": "✓", "warning": "!", "blocked": "✗", "unknown": "?"}
 """The mark of a transition (or gate) by gate status, in plain text."""
@@ -85,13 +94,13 @@ def history_line(entry: Mapping[str, Any]) -> str:
 _BOX = "font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.45"
 _H = "margin:8px 0 4px 0;font-size:13px;font-weight:600"
 _TABLE = "border-collapse:collapse;font-size:12px"
-_CELL = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #ddd"
+_CELL = f"padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid {_BORDER}"
 
 
 def _badge(text: str, colour: str) -> str:
     return (
-        f'<span style="display:inline-block;padding:0 6px;border-radius:8px;color:#fff;'
-        f'background:{colour};font-size:11px">{html.escape(text)}</span>'
+        f'<span style="display:inline-block;padding:0 6px;border-radius:8px;color:{colour};'
+        f'border:1px solid {colour};font-size:11px">{html.escape(text)}</span>'
     )
 
 
@@ -104,7 +113,7 @@ def header_html(view: View) -> str:
     state = view.get("state")
     return (
         f'<div style="{_BOX}"><b>SKILL.nb</b> · workflow <b>{_e(workflow)}</b> · state '
-        f'<span class="skillnb-current-state" style="font-weight:600;color:#1565c0">'
+        f'<span class="skillnb-current-state" style="font-weight:600;color:{_ACCENT}">'
         f"{_e(state)}</span> · v{int(view.get('version', 0))}</div>"
     )
 
@@ -128,13 +137,13 @@ def chips_html(view: View) -> str:
     chips = []
     for s in states:
         if s == current:
-            style = "background:#1565c0;color:#fff;border-color:#1565c0;font-weight:600"
+            style = f"color:{_ACCENT};border:2px solid {_ACCENT};font-weight:600"
             cls = "skillnb-state skillnb-state-current"
         elif s in visited:
-            style = "background:#e3f2fd;color:#0d47a1;border-color:#90caf9"
+            style = f"color:{_TEXT};border-color:{_ACCENT}"
             cls = "skillnb-state skillnb-state-visited"
         else:
-            style = "background:#fff;color:#555;border-color:#bbb"
+            style = f"color:{_TEXT};border-color:{_BORDER}"
             cls = "skillnb-state"
         mark = "✓ " if s in visited and s != current else ""
         chips.append(
@@ -248,9 +257,10 @@ def batches_html(view: View) -> str:
         pct = min(100, round(100 * int(b["done"]) / total))
         parts.append(
             f"<div>{_e(b['name'])}: {int(b['done'])}/{int(b['total'])} "
-            f'<span style="display:inline-block;width:120px;height:6px;background:#eee;'
-            f'vertical-align:middle"><span style="display:block;width:{pct}%;height:6px;'
-            f'background:#1565c0"></span></span></div>'
+            f'<span style="display:inline-block;width:120px;height:6px;'
+            f'background:var(--jp-layout-color3, #bdbdbd);vertical-align:middle">'
+            f'<span style="display:block;width:{pct}%;height:6px;background:{_ACCENT}">'
+            f"</span></span></div>"
         )
     parts.extend(
         f'<div style="color:{STATUS_COLOURS["warning"]}">uncertain step '
