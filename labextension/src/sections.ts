@@ -3,6 +3,7 @@
  * each function takes data and returns DOM; buttons call the handlers they are given.
  */
 import { clip, h, when } from './dom';
+import { gateStatus, mark } from './marks';
 import type {
   IBatchView,
   IFactView,
@@ -36,20 +37,12 @@ function section(
   );
 }
 
-function gateMark(passed: boolean | null): string {
-  if (passed === null) {
-    return '?';
-  }
-  return passed ? '✓' : '✗';
-}
-
 function gateLine(gate: IGateView): HTMLElement {
-  const state =
-    gate.passed === null ? 'unknown' : gate.passed ? 'passed' : 'failed';
-  return h('li', { className: `jp-skillnb-gate jp-skillnb-gate-${state}` }, [
+  const status = gateStatus(gate.passed, gate.severity);
+  return h('li', { className: `jp-skillnb-gate jp-skillnb-gate-${status}` }, [
     h('span', {
       className: 'jp-skillnb-gate-mark',
-      text: gateMark(gate.passed)
+      text: mark(status)
     }),
     h('span', { className: 'jp-skillnb-gate-name', text: gate.gate }),
     h('span', {
@@ -155,7 +148,7 @@ export function nextSection(next: INextTrigger[]): HTMLElement | null {
       [
         h('span', {
           className: `jp-skillnb-status jp-skillnb-status-${trigger.status}`,
-          text: trigger.status
+          text: `${mark(trigger.status)} ${trigger.status}`
         }),
         h('span', {
           className: 'jp-skillnb-trigger-name',

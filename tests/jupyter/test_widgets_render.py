@@ -142,7 +142,7 @@ def test_text_shows_state_moves_gates_facts_and_pending() -> None:
     assert "✗ submit → review: blocked" in text
     assert "boss (approval): waiting for approval" in text
     assert "has_budget" not in text.split("Last gate report")[0]  # passing gates are not listed
-    assert "! drop → done: warning" in text
+    assert "⚠ drop → done: warning" in text
     assert "- boss (for submit): approve the draft" in text
     assert "Last gate report (submit, state 'draft'): blocked" in text
     assert re.search(r"budget\s+decision\s+v2\s+1200", text)

@@ -11,6 +11,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillnb.core.marks import MARKS
+
 __all__ = [
     "Section",
     "banner_sections",
@@ -24,7 +26,7 @@ __all__ = [
 Section = tuple[str, list[str]]
 """A titled list of lines (an empty title means: lines without a heading)."""
 
-_MARK = {"passing": "✓", "warning": "⚠", "blocked": "⛔", "unknown": "?"}
+_MARK = MARKS
 _CLIP = 120
 
 

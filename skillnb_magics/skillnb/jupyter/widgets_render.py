@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillnb.core.marks import MARKS
+
 __all__ = [
     "STATUS_COLOURS",
     "STATUS_MARKS",
@@ -54,7 +56,7 @@ _ACCENT = "var(--skillnb-accent, #0d47a1)"
 _TEXT = "var(--jp-ui-font-color1, #212121)"
 _BORDER = "var(--jp-border-color2, #ddd)"
 
-STATUS_MARKS: Mapping[str, str] = {"passing": "✓", "warning": "!", "blocked": "✗", "unknown": "?"}
+STATUS_MARKS: Mapping[str, str] = MARKS
 """The mark of a transition (or gate) by gate status, in plain text."""
 
 _PREVIEW = 80
