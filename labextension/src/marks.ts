@@ -4,6 +4,8 @@
  * the move still happens), ✗ blocked, ⏳ waiting (for an approval), ? not evaluated.
  */
 
+import type { IGateView } from './types';
+
 export type Status = 'passing' | 'warning' | 'blocked' | 'waiting' | 'unknown';
 
 export const MARKS: Readonly<Record<Status, string>> = {
@@ -28,4 +30,19 @@ export function gateStatus(passed: boolean | null, severity: string): Status {
     return 'passing';
   }
   return severity === 'warn' ? 'warning' : 'blocked';
+}
+
+const APPROVE_HINT = /; approve with `[^`]*`(?: or `[^`]*`)?$/;
+
+/**
+ * A gate's message without the approve hint when the panel lists its request (with
+ * Approve and Reject buttons): the hint is then said once, by the buttons.
+ */
+export function gateReason(
+  gate: IGateView,
+  pendingGates: ReadonlySet<string>
+): string {
+  return gate.kind === 'approval' && pendingGates.has(gate.gate)
+    ? gate.message.replace(APPROVE_HINT, '')
+    : gate.message;
 }

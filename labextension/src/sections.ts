@@ -3,7 +3,7 @@
  * each function takes data and returns DOM; buttons call the handlers they are given.
  */
 import { clip, h, when } from './dom';
-import { gateStatus, mark } from './marks';
+import { gateReason, gateStatus, mark } from './marks';
 import type {
   IBatchView,
   IFactView,
@@ -37,8 +37,12 @@ function section(
   );
 }
 
-function gateLine(gate: IGateView): HTMLElement {
+function gateLine(
+  gate: IGateView,
+  pendingGates: ReadonlySet<string> = new Set()
+): HTMLElement {
   const status = gateStatus(gate.passed, gate.severity);
+  const message = gateReason(gate, pendingGates);
   return h('li', { className: `jp-skillnb-gate jp-skillnb-gate-${status}` }, [
     h('span', {
       className: 'jp-skillnb-gate-mark',
@@ -49,8 +53,8 @@ function gateLine(gate: IGateView): HTMLElement {
       className: 'jp-skillnb-muted',
       text: ` ${gate.kind}, ${gate.severity}`
     }),
-    gate.message
-      ? h('div', { className: 'jp-skillnb-gate-message', text: gate.message })
+    message
+      ? h('div', { className: 'jp-skillnb-gate-message', text: message })
       : null
   ]);
 }
@@ -137,7 +141,10 @@ export function pendingSection(
 }
 
 /** Triggers allowed from the current state, with gate status. */
-export function nextSection(next: INextTrigger[]): HTMLElement | null {
+export function nextSection(
+  next: INextTrigger[],
+  pendingGates: ReadonlySet<string> = new Set()
+): HTMLElement | null {
   if (!next.length) {
     return null;
   }
@@ -159,7 +166,7 @@ export function nextSection(next: INextTrigger[]): HTMLElement | null {
           ? h(
               'ul',
               { className: 'jp-skillnb-gates' },
-              trigger.gates.map(gateLine)
+              trigger.gates.map(gate => gateLine(gate, pendingGates))
             )
           : null
       ]
@@ -250,7 +257,8 @@ export function factSection(facts: IFactView[]): HTMLElement {
 
 /** The last recorded gate report. */
 export function reportSection(
-  report: IGateReportView | null
+  report: IGateReportView | null,
+  pendingGates: ReadonlySet<string> = new Set()
 ): HTMLElement | null {
   if (report === null) {
     return null;
@@ -261,7 +269,11 @@ export function reportSection(
       className: `jp-skillnb-status jp-skillnb-status-${report.passed ? 'passing' : 'blocked'}`,
       text: report.passed ? 'passed' : 'blocked'
     }),
-    h('ul', { className: 'jp-skillnb-gates' }, report.results.map(gateLine))
+    h(
+      'ul',
+      { className: 'jp-skillnb-gates' },
+      report.results.map(gate => gateLine(gate, pendingGates))
+    )
   ]);
 }
 

@@ -26,6 +26,7 @@ __all__ = [
     "chips_html",
     "clip",
     "facts_html",
+    "gate_reason",
     "gate_status",
     "header_html",
     "history_html",
@@ -82,6 +83,27 @@ def gate_status(passed: bool | None, severity: str) -> str:
     if passed:
         return "passing"
     return "warning" if severity == "warn" else "blocked"
+
+
+_HINT = re.compile(r"; approve with `[^`]*`(?: or `[^`]*`)?$")
+
+
+def _coded(escaped: str) -> str:
+    """Show `backticked` spans of already escaped text as ``<code>`` (commands in messages)."""
+    return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escaped)
+
+
+def gate_reason(result: Mapping[str, Any], view: View) -> str:
+    """A gate result's message without the approve hint when the view lists the request.
+
+    An approval gate's message ends with how to approve (``; approve with `...```); the
+    pending section already says it (once, as code), so the moves and the gate report drop it.
+    """
+    message = str(result.get("message", ""))
+    pending = {str(p.get("gate")) for p in view.get("pending") or []}
+    if result.get("kind") == "approval" and str(result.get("gate")) in pending:
+        return _HINT.sub("", message)
+    return message
 
 
 def _gate_colour(result: Mapping[str, Any]) -> str:
@@ -164,7 +186,8 @@ def next_html(view: View) -> str:
         colour = STATUS_COLOURS.get(status, STATUS_COLOURS["unknown"])
         gates = "".join(
             f'<li style="color:{_gate_colour(g)}">'
-            f"<b>{_e(g['gate'])}</b> ({_e(g['kind'])}): {_e(g.get('message', ''), 200)}</li>"
+            f"<b>{_e(g['gate'])}</b> ({_e(g['kind'])}): "
+            f"{_coded(_e(gate_reason(g, view), 200))}</li>"
             for g in move.get("gates") or []
             if g.get("passed") is not True
         )
@@ -191,7 +214,7 @@ def report_html(view: View) -> str:
         f"{STATUS_MARKS[gate_status(r.get('passed'), str(r.get('severity')))]}</td>"
         f'<td style="{_CELL}"><b>{_e(r["gate"])}</b></td><td style="{_CELL}">{_e(r["kind"])}</td>'
         f'<td style="{_CELL}">{_e(r["severity"])}</td>'
-        f'<td style="{_CELL}">{_e(r.get("message", ""), 300)}</td></tr>'
+        f'<td style="{_CELL}">{_coded(_e(gate_reason(r, view), 300))}</td></tr>'
         for r in report.get("results") or []
     )
     title = f"Last gate report: {_e(where)} in state {_e(report.get('state'))}"
