@@ -111,6 +111,9 @@ def _loop(
             if time.monotonic() - last_memory > _MEMORY_EVERY_S:
                 _remember(journal, batch, finished)
                 last_memory = time.monotonic()
+        planned_stop = getattr(bar, "planned_stop", None)
+        if callable(planned_stop):  # ended normally (all done, or the limit): not an error
+            planned_stop()
     finally:
         if bar is not None:
             bar.close()
