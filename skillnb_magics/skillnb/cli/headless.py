@@ -27,6 +27,7 @@ from skillnb.cli.target import UsageError, clean, command_path
 from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.notebook_file import load_notebook
+from skillnb.service.wait import wait_seconds
 from skillnb.skillmemory import default_home
 
 if TYPE_CHECKING:
@@ -83,7 +84,14 @@ def _last_line(text: str) -> str:
     return clean(lines[-1]) if lines else ""
 
 
-def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | None) -> Execution:
+def execute(
+    nb: Any,
+    notebook: Path,
+    *,
+    timeout: float | None,
+    kernel: str | None,
+    extra_env: Mapping[str, str] | None = None,
+) -> Execution:
     """Run every cell of ``nb`` (an nbformat node, updated in place) in a fresh kernel.
 
     The kernel's own stderr (start-up chatter) is kept out of the terminal; its last line is
@@ -105,7 +113,8 @@ def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | Non
         on_cell_execute=started,
     )
     with tempfile.TemporaryFile() as kernel_log:
-        execution = _execute(client, notebook, kernel_log, timeout)
+        env = kernel_env(notebook, {**os.environ, **(extra_env or {})})
+        execution = _execute(client, env, kernel_log, timeout)
         if execution.executed and execution.error is not None and current:
             execution.cell = current[-1]
         if execution.error == "kernel":
@@ -119,13 +128,13 @@ def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | Non
 
 
 def _execute(
-    client: Any, notebook: Path, kernel_log: IO[bytes], timeout: float | None
+    client: Any, env: dict[str, str], kernel_log: IO[bytes], timeout: float | None
 ) -> Execution:
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     try:
-        client.execute(env=kernel_env(notebook), stderr=kernel_log)
+        client.execute(env=env, stderr=kernel_log)
     except CellExecutionError as exc:
         reason = f"{exc.ename}: {_first_line(exc.evalue)}" if exc.evalue else exc.ename
         return Execution(error=exc.ename, message=reason)
@@ -200,16 +209,21 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
-    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel)
+    waiting = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else None
+    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel, extra_env=waiting)
     try:
         run = _open_after(notebook)
     except SkillnbError:
         if execution.executed:
             _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
         raise
-    if execution.executed:
-        _write(nb, out, run)
-    return _outcome(execution, run, command_path(notebook))
+    try:
+        if execution.executed:
+            _write(nb, out, run)
+        return _outcome(execution, run, command_path(notebook))
+    finally:
+        if run is not None:
+            run.close()
 
 
 def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -225,4 +239,10 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     run.add_argument("--timeout", type=float, metavar="S", help="per-cell timeout in seconds")
     run.add_argument("--kernel", metavar="NAME", help="kernel name (default: the notebook's)")
+    run.add_argument(
+        "--wait",
+        type=wait_seconds,
+        metavar="SECONDS",
+        help="when another process runs a gated or formalized step, wait up to SECONDS",
+    )
     run.set_defaults(handler=run_command)
