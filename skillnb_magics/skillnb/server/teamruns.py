@@ -1,0 +1,76 @@
+"""The panel's runs when the server is set up for a team store (server edge).
+
+With ``SKILLNB_STORE`` in the server's environment, a notebook's run is the run named by the
+notebook's path from the server root (as kernels name it, see
+:mod:`skillnb.jupyter.teamstore`), in that database, instead of its sidecar.
+:func:`wait_version` answers the panel's version check as a long poll: it returns as soon as
+``LISTEN``/``NOTIFY`` says the run moved past the version the panel has, so the panel does not
+poll a database run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillnb.server.readonly import ReadOnlyStore
+from skillnb.server.runs import RunAccess
+
+if TYPE_CHECKING:
+    from skillnb.server.runs import RunLike
+    from skillnb.store.protocol import Store
+
+__all__ = ["MAX_WAIT", "team_access", "wait_version"]
+
+MAX_WAIT = 25.0
+"""The longest a version request is held open (seconds), under common proxy timeouts."""
+
+
+def team_access(env: Mapping[str, str], root: Path) -> RunAccess | None:
+    """How the registry reaches runs in the team store ``env`` names (``None``: sidecars).
+
+    Reads go through a :class:`~skillnb.server.readonly.ReadOnlyStore`, as for sidecars.
+    """
+    from skillnb.jupyter.teamstore import default_run_name
+    from skillnb.store.choose import open_store, store_from_env
+
+    url = store_from_env(env)
+    if url is None:
+        return None
+    names = {**env, "SKILLNB_ROOT": str(root)}
+
+    def store_of(notebook: Path) -> Store:
+        return open_store(url, default_run_name(notebook, names, root))
+
+    def open_(notebook: Path) -> RunLike:
+        from skillnb.run import open_run
+
+        return open_run(store=store_of(notebook), memory=False)
+
+    def read(notebook: Path) -> RunLike:
+        from skillnb.run import open_run
+
+        return open_run(store=ReadOnlyStore(store_of(notebook)), memory=False)
+
+    def exists(notebook: Path) -> bool:
+        store = store_of(notebook)
+        try:
+            return store.exists()
+        finally:
+            store.close()
+
+    return RunAccess(open=open_, read=read, exists=exists, watch=store_of)
+
+
+def wait_version(store: Any, after: int, wait: float) -> dict[str, Any]:
+    """``{"exists", "version", "live"}`` once the run passes ``after`` or ``wait`` ends.
+
+    ``store`` is a store object of this request alone (closed here), so the registry's
+    worker and its cached runs stay free while it waits.
+    """
+    try:
+        version = store.wait_for_change(after, min(max(wait, 0.0), MAX_WAIT))
+    finally:
+        store.close()
+    return {"exists": True, "version": version, "live": True}
