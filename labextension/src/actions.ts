@@ -44,8 +44,14 @@ export async function recordMilestone(
     okLabel: 'Record',
     required: true
   });
-  const name = answer.button.accept ? (answer.value ?? '').trim() : '';
+  if (!answer.button.accept) {
+    return;
+  }
+  const name = (answer.value ?? '').trim();
   if (!name) {
+    Notification.warning('A milestone needs a name: nothing was recorded.', {
+      autoClose: AUTO_CLOSE_MS
+    });
     return;
   }
   try {

@@ -26,6 +26,16 @@ export interface ICommandDeps {
 
 const CATEGORY = 'SKILL.nb';
 
+/** The palette shows every command as "SKILL.nb: ..."; buttons keep the short label. */
+const PALETTE_ARGS = { palette: true };
+
+function labelled(
+  short: string,
+  plain: string = short
+): (args: { palette?: unknown }) => string {
+  return args => (args.palette ? `${CATEGORY}: ${short}` : plain);
+}
+
 /** Register the commands and add them to the palette. */
 export function registerCommands(deps: ICommandDeps): void {
   const { app, tracker, client, runs, dialogs, palette } = deps;
@@ -33,7 +43,7 @@ export function registerCommands(deps: ICommandDeps): void {
   const hasNotebook = (): boolean => current() !== null;
 
   app.commands.addCommand(COMMAND_IDS.milestone, {
-    label: 'Milestone',
+    label: labelled('Milestone'),
     caption: 'Record a named checkpoint of this notebook’s SKILL.nb run',
     icon: milestoneIcon,
     isEnabled: hasNotebook,
@@ -46,7 +56,7 @@ export function registerCommands(deps: ICommandDeps): void {
   });
 
   app.commands.addCommand(COMMAND_IDS.resume, {
-    label: 'Resume',
+    label: labelled('Resume'),
     caption:
       'Run %resume in this notebook’s kernel: restore facts and show the run summary',
     icon: resumeIcon,
@@ -61,12 +71,12 @@ export function registerCommands(deps: ICommandDeps): void {
 
   if (runs !== null) {
     app.commands.addCommand(COMMAND_IDS.showPanel, {
-      label: 'Show SKILL.nb Run Panel',
+      label: labelled('Show Run Panel', 'Show SKILL.nb Run Panel'),
       icon: runIcon,
       execute: () => runs.show()
     });
     app.commands.addCommand(COMMAND_IDS.refresh, {
-      label: 'Refresh SKILL.nb Run Panel',
+      label: labelled('Refresh Run Panel', 'Refresh SKILL.nb Run Panel'),
       execute: () => runs.model.refresh()
     });
   }
@@ -77,7 +87,7 @@ export function registerCommands(deps: ICommandDeps): void {
       commands.push(COMMAND_IDS.showPanel, COMMAND_IDS.refresh);
     }
     for (const command of commands) {
-      palette.addItem({ command, category: CATEGORY });
+      palette.addItem({ command, category: CATEGORY, args: PALETTE_ARGS });
     }
   }
 }

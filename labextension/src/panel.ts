@@ -172,14 +172,15 @@ export class RunPanel extends Widget {
     if (run === null) {
       return [];
     }
+    const pendingGates = new Set(run.pending.map(item => item.gate));
     return [
       runSection(run),
       pendingSection(run.pending, this._handlers),
-      nextSection(run.next),
+      nextSection(run.next, pendingGates),
       uncertainSection(run.uncertain),
       batchSection(run.batches),
       factSection(run.facts),
-      reportSection(run.last_report),
+      reportSection(run.last_report, pendingGates),
       milestoneSection(run.milestones),
       keyIdSection(run.key_ids),
       historySection(run.history)

@@ -3,6 +3,7 @@
  * each function takes data and returns DOM; buttons call the handlers they are given.
  */
 import { clip, h, when } from './dom';
+import { gateReason, gateStatus, mark } from './marks';
 import type {
   IBatchView,
   IFactView,
@@ -36,28 +37,24 @@ function section(
   );
 }
 
-function gateMark(passed: boolean | null): string {
-  if (passed === null) {
-    return '?';
-  }
-  return passed ? '✓' : '✗';
-}
-
-function gateLine(gate: IGateView): HTMLElement {
-  const state =
-    gate.passed === null ? 'unknown' : gate.passed ? 'passed' : 'failed';
-  return h('li', { className: `jp-skillnb-gate jp-skillnb-gate-${state}` }, [
+function gateLine(
+  gate: IGateView,
+  pendingGates: ReadonlySet<string> = new Set()
+): HTMLElement {
+  const status = gateStatus(gate.passed, gate.severity);
+  const message = gateReason(gate, pendingGates);
+  return h('li', { className: `jp-skillnb-gate jp-skillnb-gate-${status}` }, [
     h('span', {
       className: 'jp-skillnb-gate-mark',
-      text: gateMark(gate.passed)
+      text: mark(status)
     }),
     h('span', { className: 'jp-skillnb-gate-name', text: gate.gate }),
     h('span', {
       className: 'jp-skillnb-muted',
       text: ` ${gate.kind}, ${gate.severity}`
     }),
-    gate.message
-      ? h('div', { className: 'jp-skillnb-gate-message', text: gate.message })
+    message
+      ? h('div', { className: 'jp-skillnb-gate-message', text: message })
       : null
   ]);
 }
@@ -144,7 +141,10 @@ export function pendingSection(
 }
 
 /** Triggers allowed from the current state, with gate status. */
-export function nextSection(next: INextTrigger[]): HTMLElement | null {
+export function nextSection(
+  next: INextTrigger[],
+  pendingGates: ReadonlySet<string> = new Set()
+): HTMLElement | null {
   if (!next.length) {
     return null;
   }
@@ -155,7 +155,7 @@ export function nextSection(next: INextTrigger[]): HTMLElement | null {
       [
         h('span', {
           className: `jp-skillnb-status jp-skillnb-status-${trigger.status}`,
-          text: trigger.status
+          text: `${mark(trigger.status)} ${trigger.status}`
         }),
         h('span', {
           className: 'jp-skillnb-trigger-name',
@@ -166,7 +166,7 @@ export function nextSection(next: INextTrigger[]): HTMLElement | null {
           ? h(
               'ul',
               { className: 'jp-skillnb-gates' },
-              trigger.gates.map(gateLine)
+              trigger.gates.map(gate => gateLine(gate, pendingGates))
             )
           : null
       ]
@@ -257,7 +257,8 @@ export function factSection(facts: IFactView[]): HTMLElement {
 
 /** The last recorded gate report. */
 export function reportSection(
-  report: IGateReportView | null
+  report: IGateReportView | null,
+  pendingGates: ReadonlySet<string> = new Set()
 ): HTMLElement | null {
   if (report === null) {
     return null;
@@ -268,7 +269,11 @@ export function reportSection(
       className: `jp-skillnb-status jp-skillnb-status-${report.passed ? 'passing' : 'blocked'}`,
       text: report.passed ? 'passed' : 'blocked'
     }),
-    h('ul', { className: 'jp-skillnb-gates' }, report.results.map(gateLine))
+    h(
+      'ul',
+      { className: 'jp-skillnb-gates' },
+      report.results.map(gate => gateLine(gate, pendingGates))
+    )
   ]);
 }
 

@@ -53,7 +53,7 @@ def test_mermaid_marks_current_visited_and_gate_statuses(market: Workflow) -> No
     assert "    class s_analyzing current" in lines
     assert "    class s_init,s_collecting visited" in lines
     assert "    s_analyzing --> s_reporting : analysis_done ⚠" in lines
-    assert "    s_analyzing --> s_init : restart ⛔" in lines
+    assert "    s_analyzing --> s_init : restart ✗" in lines
     assert "    s_init --> s_collecting : user_request ✓" in lines
     assert "    s_collecting --> s_analyzing : data_sufficient" in lines
     assert any(line.startswith("    classDef current ") for line in lines)
@@ -104,7 +104,7 @@ def test_dot_output(market: Workflow) -> None:
     )
     assert '    s_done [label="done"];' in lines
     assert (
-        '    s_collecting -> s_analyzing [label="data_sufficient ⛔", color="#c62828", '
+        '    s_collecting -> s_analyzing [label="data_sufficient ✗", color="#c62828", '
         'fontcolor="#c62828"];' in lines
     )
     assert '    s_analyzing -> s_init [label="restart"];' in lines

@@ -54,16 +54,16 @@ def test_a_block_skips_the_body_records_the_report_and_stops(counted: RaisingShe
         )
     assert counted.user_ns["calls"] == []
     assert caught.value._render_traceback_() == [  # type: ignore[attr-defined]
-        "⛔ GateBlocked: this cell is blocked",
+        "✗ GateBlocked: this cell is blocked",
         "Run All stops here (see above).",
     ]
     data = last(counted)
     assert data[MIME]["status"] == "blocked"
     assert data["text/plain"].splitlines() == [
-        "⛔ spend blocked",
+        "✗ spend blocked",
         "✗ spend.requires (requires): missing facts: owner (formalize them first)",
         "✗ spend.check (check): budget <= 5000 is false (budget=9000)",
-        "the cell body did not run; Run All stops here",
+        "the cell body did not run",
     ]
     assert [e["type"] for e in last_volatile(counted)["events"]] == ["gate.reported"]
     report = current_run(counted).snapshot.reports["gate:spend"]

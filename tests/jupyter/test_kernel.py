@@ -88,10 +88,31 @@ def test_a_blocked_gate_stops_run_all_with_a_short_error(folder: Path) -> None:
     assert effects(folder) == []
     error = next(o for o in nb.cells[1].outputs if o["output_type"] == "error")
     assert error["traceback"] == [
-        "⛔ GateBlocked: this cell is blocked",
+        "✗ GateBlocked: this cell is blocked",
         "Run All stops here (see above).",
     ]
     assert "✗ publish.requires (requires): missing facts: report" in plain(nb.cells[1])[0]
+
+
+def test_a_blocked_cell_tagged_raises_exception_does_not_claim_run_all_stops(
+    folder: Path,
+) -> None:
+    nb = notebook_of(
+        "%load_ext skillnb",
+        "%%gate --name publish --requires report\nopen('effects.txt', 'a').write('published ')",
+        "open('effects.txt', 'a').write('after ')",
+    )
+    nb.cells[1].metadata["tags"] = ["raises-exception"]
+    nbformat.write(nb, folder / "work.ipynb")  # the kernel reads the tags from the saved file
+    execute(nb, folder)
+    assert effects(folder) == ["after"]  # Run All went on
+    error = next(o for o in nb.cells[1].outputs if o["output_type"] == "error")
+    assert error["traceback"] == [
+        "✗ GateBlocked: this cell is blocked",
+        "Run All goes on: the cell is tagged raises-exception (see above).",
+    ]
+    [badge] = plain(nb.cells[1])
+    assert "Run All" not in badge  # said once, in the error
 
 
 def test_two_kernels_formalizing_into_one_sidecar_lose_nothing(folder: Path) -> None:

@@ -88,3 +88,36 @@ def test_qt_console_gets_text_bars() -> None:
         pass
 
     assert has_widget_frontend(QtZMQInteractiveShell()) is False
+
+
+def notebook_bars(run: Run) -> list[notebook_tqdm]:
+    """Install notebook bars on ``run`` and keep each bar made, to look at it afterwards."""
+    made: list[notebook_tqdm] = []
+    factory = progress_factory(notebook=True)
+
+    def keep(batch: str, total: int, done_before: int) -> notebook_tqdm:
+        bar = factory(batch, total, done_before)
+        made.append(bar)
+        return bar
+
+    run.progress_factory = keep
+    return made
+
+
+def test_a_batch_stopped_by_its_limit_is_neutral_and_red_only_on_error(
+    run: Run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = [f"cv-{n:02d}" for n in range(27)]
+    bars = notebook_bars(run)
+    assert len(list(run.items("resumes", items, limit=7))) == 7  # a planned day's share
+
+    def fail_on_first() -> None:
+        for _item in run.items("resumes", items):
+            raise RuntimeError("the extractor failed")
+
+    with pytest.raises(RuntimeError):
+        fail_on_first()
+    assert len(list(run.items("resumes", items))) == 20  # the rest, to the end
+    capsys.readouterr()
+    assert [(b.n, b.total) for b in bars] == [(7, 27), (7, 27), (27, 27)]
+    assert [b.container.children[1].bar_style for b in bars] == ["info", "danger", "success"]

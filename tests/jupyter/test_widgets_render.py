@@ -142,7 +142,7 @@ def test_text_shows_state_moves_gates_facts_and_pending() -> None:
     assert "✗ submit → review: blocked" in text
     assert "boss (approval): waiting for approval" in text
     assert "has_budget" not in text.split("Last gate report")[0]  # passing gates are not listed
-    assert "! drop → done: warning" in text
+    assert "⚠ drop → done: warning" in text
     assert "- boss (for submit): approve the draft" in text
     assert "Last gate report (submit, state 'draft'): blocked" in text
     assert re.search(r"budget\s+decision\s+v2\s+1200", text)
@@ -263,3 +263,21 @@ def test_mermaid_direction_is_added_to_state_diagrams_only() -> None:
     kept = render.mermaid_markdown("stateDiagram-v2\n  direction TB\n  a --> b", direction="LR")
     assert "direction LR" not in kept
     assert "direction" not in render.mermaid_markdown("graph TD\n  a --> b", direction="LR")
+
+
+def test_the_approve_hint_is_said_once_and_as_code() -> None:
+    view = sample_view()
+    hint = "; approve with `%skillnb approve boss` or `skillnb approve NOTEBOOK boss --by NAME`"
+    [move] = [m for m in view["next"] if any(g["gate"] == "boss" for g in m["gates"])]
+    [gate] = [g for g in move["gates"] if g["gate"] == "boss"]
+    gate["message"] += hint
+    page = render.render_html(view)
+    assert page.count("%skillnb approve boss") == 1
+    assert "<code>%skillnb approve boss</code>" in page
+    assert "`" not in page
+    text = render_text(view)
+    assert text.count("%skillnb approve boss") == 1
+    # Without a pending request to list, the gate's own message keeps the hint.
+    view["pending"] = []
+    assert render.render_html(view).count("%skillnb approve boss") == 1
+    assert "`" not in render.render_html(view)  # shown as <code>, not raw backticks

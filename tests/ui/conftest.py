@@ -124,9 +124,34 @@ def free_port() -> int:
         return port
 
 
+BUILT_EXTENSION = REPO / "skillnb_magics" / "skillnb" / "labextension"
+"""Where ``jlpm build:prod`` in ``labextension/`` writes the prebuilt extension."""
+
+
+def serve_built_extension(base: Path) -> str | None:
+    """A ``JUPYTER_PATH`` entry under ``base`` that serves this checkout's built extension.
+
+    When ``labextension/`` was built in this checkout, JupyterLab should load that build,
+    not whichever copy is installed in the environment: ``JUPYTER_PATH`` entries come first
+    when JupyterLab looks for ``labextensions/<name>``. Returns ``None`` (nothing to add)
+    when there is no build here.
+    """
+    if not (BUILT_EXTENSION / "package.json").is_file():
+        return None
+    folder = base / "jupyter-path"
+    link = folder / "labextensions" / "skillnb"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(BUILT_EXTENSION, target_is_directory=True)
+    return str(folder)
+
+
 def jupyter_env(base: Path) -> dict[str, str]:
     """An environment that keeps the server's user-level state inside ``base``."""
     env = dict(os.environ)
+    served = serve_built_extension(base)
+    if served:
+        env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [served, env.get("JUPYTER_PATH")]))
     bin_dir = str(Path(sys.executable).parent)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     for var, sub in (

@@ -184,3 +184,33 @@ def test_milestone_without_a_run_says_so(lab_server: Any, page: Any, ui_output: 
     assert not (folder / ".skillnb").exists()  # nothing was created
     page.wait_for_timeout(500)  # let the toast finish sliding in
     page.screenshot(path=str(ui_output / "6-milestone-without-run.png"))
+
+
+def test_palette_names_and_milestone_needs_a_name(
+    lab_server: Any, page: Any, review_notebook: Any
+) -> None:
+    import skillnb
+
+    check = expect()
+    folder = lab_server.folder("palette")
+    notebook = review_notebook(folder)
+    open_without_kernel(page, lab_server.url, "palette/report.ipynb")
+    labels = page.evaluate(
+        """(ids) => ids.map(id => [
+            window.jupyterapp.commands.label(id, {palette: true}),
+            window.jupyterapp.commands.label(id, {}),
+        ])""",
+        ["skillnb:milestone", "skillnb:resume", "skillnb:show-panel", "skillnb:refresh-panel"],
+    )
+    assert labels == [
+        ["SKILL.nb: Milestone", "Milestone"],
+        ["SKILL.nb: Resume", "Resume"],
+        ["SKILL.nb: Show Run Panel", "Show SKILL.nb Run Panel"],
+        ["SKILL.nb: Refresh Run Panel", "Refresh SKILL.nb Run Panel"],
+    ]
+    # An empty (blank) name records nothing and says why.
+    page.locator(TOOLBAR_ITEM.format("skillnb-milestone")).click()
+    answer_dialog(page, "   ", "Record")
+    check(page.locator(".Toastify")).to_contain_text("A milestone needs a name")
+    run = skillnb.open_run(notebook, memory=False)
+    assert [e for e in run.history(50) if e.type == "milestone.recorded"] == []

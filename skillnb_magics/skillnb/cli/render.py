@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillnb.cli.target import clean
+from skillnb.core.marks import MARKS, mark
 from skillnb.core.shell import quoted
 
 __all__ = ["clip", "facts_lines", "history_lines", "status_lines"]
@@ -40,8 +41,8 @@ def _next_lines(view: View) -> list[str]:
         failing = [g for g in option["gates"] if g["passed"] is False]
         why = "; ".join(f"{clean(g['gate'])}: {clip(g['message'], 80)}" for g in failing)
         lines.append(
-            f"  {clean(option['trigger'])} → {clean(option['to'])}  [{option['status']}]"
-            + (f"  {why}" if why else "")
+            f"  {mark(option['status'])} {clean(option['trigger'])} → {clean(option['to'])}"
+            f"  [{option['status']}]" + (f"  {why}" if why else "")
         )
     return ["next:", *lines] if lines else []
 
@@ -51,8 +52,9 @@ def _pending_lines(view: View, target: str) -> list[str]:
     for request in view.get("pending", []):
         gate = clean(request["gate"])
         lines.append(
-            f"  {gate} (request {clean(request['id'])}, asked at v{request['requested_seq']} "
-            f"in {clean(request['state'])}): {clip(request['message'], 80)}"
+            f"  {MARKS['waiting']} {gate} (request {clean(request['id'])}, "
+            f"asked at v{request['requested_seq']} in {clean(request['state'])}): "
+            + clip(request["message"], 80)
         )
         lines.append(f"    approve: skillnb approve {target} {quoted(request['gate'])} --by NAME")
     return ["waiting for approval:", *lines] if lines else []

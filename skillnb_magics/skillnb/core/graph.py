@@ -2,7 +2,7 @@
 
 Both renderers take the static :class:`~skillnb.core.workflow.Workflow` plus optional run
 data: the ``current`` state (highlighted), the ``visited`` states (marked) and gate
-``statuses`` keyed by trigger (``passing`` ✓, ``warning`` ⚠, ``blocked`` ⛔ in the edge
+``statuses`` keyed by trigger (``passing`` ✓, ``warning`` ⚠, ``blocked`` ✗ in the edge
 label). Transitions from ``"*"`` (any state) are drawn from one "any state" node. Every
 label is escaped, since state and trigger names come from user files.
 """
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from skillnb.core.definition import ANY_STATE
+from skillnb.core.marks import MARKS
 
 if TYPE_CHECKING:
     from skillnb.core.workflow import Workflow
@@ -21,11 +22,11 @@ if TYPE_CHECKING:
 __all__ = ["STATUS_MARKS", "Status", "to_dot", "to_mermaid"]
 
 Status = Literal["passing", "warning", "blocked"]
-STATUS_MARKS: Mapping[str, str] = {"passing": "✓", "warning": "⚠", "blocked": "⛔"}
+STATUS_MARKS: Mapping[str, str] = MARKS
 """The mark added to a transition's label for each gate status."""
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-_MERMAID_SAFE = re.compile(r"[A-Za-z0-9 _.,'()\-✓⚠⛔]")
+_MERMAID_SAFE = re.compile(r"[A-Za-z0-9 _.,'()\-✓⚠✗⏳]")
 _ANY_ID = "any_state"
 _ANY_LABEL = "any state"
 _DOT_STYLE = {"passing": "#2e7d32", "warning": "#ef6c00", "blocked": "#c62828"}
@@ -71,7 +72,7 @@ def to_mermaid(
         workflow: the definition.
         current: the run's state, highlighted with the ``current`` class.
         visited: states the run has been in, marked with the ``visited`` class.
-        statuses: gate status per trigger, shown as ✓, ⚠ or ⛔ after the trigger.
+        statuses: gate status per trigger, shown as ✓, ⚠ or ✗ after the trigger.
 
     Returns:
         The diagram text (no trailing newline).
@@ -88,8 +89,10 @@ def to_mermaid(
         label = _mermaid_text(_label(trigger, statuses))
         lines.append(f"    {start} --> {ids[target]} : {label}")
     lines += [
-        "    classDef current fill:#fff3bf,stroke:#f08c00,stroke-width:3px,font-weight:bold",
-        "    classDef visited fill:#e7f5ff,stroke:#74c0fc",
+        # color: dark text on the light fills, whatever mermaid's theme (dark in dark mode)
+        "    classDef current fill:#fff3bf,stroke:#f08c00,stroke-width:3px,font-weight:bold,"
+        "color:#000",
+        "    classDef visited fill:#e7f5ff,stroke:#74c0fc,color:#000",
     ]
     seen = [ids[s] for s in dict.fromkeys(visited) if s in ids and s != current]
     if seen:

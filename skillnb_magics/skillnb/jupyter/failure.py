@@ -36,7 +36,7 @@ def explain(exc: SkillnbError) -> list[str]:
         return [f"⛔ {type(exc).__name__}: {exc}"]
     what = f"'{exc.trigger}'" if exc.trigger else "this cell"
     where = f" in state {exc.state!r}" if exc.state is not None else ""
-    lines = [f"⛔ GateBlocked: {what} is blocked{where}"]
+    lines = [f"✗ GateBlocked: {what} is blocked{where}"]
     for result in exc.report.blocking:
         lines.append(f"  ✗ {result.gate} ({result.kind}): {result.message}")
     for result in exc.report.warnings:

@@ -118,6 +118,12 @@ class SkillnbMagics(Magics):
             self._shown = exc
             raise
 
+    def _stops_here(self) -> str:
+        """The last line of a blocked cell's error: whether Run All stops at this cell."""
+        if "raises-exception" in self.session.cell_tags():
+            return "Run All goes on: the cell is tagged raises-exception (see above)."
+        return "Run All stops here (see above)."
+
     @contextmanager
     def _reporting(self, what: str, name: str | None = None) -> Iterator[None]:
         """Turn SKILL.nb errors into short messages; keep the cell's own error short too."""
@@ -127,7 +133,7 @@ class SkillnbMagics(Magics):
         except GateBlocked as exc:
             self.session.show(outcomes.blocked(exc, name))
             self.session.show_view(self.session.run)
-            raise shorten(exc, [*explain(exc)[:1], "Run All stops here (see above)."]) from None
+            raise shorten(exc, [*explain(exc)[:1], self._stops_here()]) from None
         except SkillnbError as exc:
             if isinstance(exc, RunReplaced):
                 self.session.close_run()  # the next magic opens the run standing here now

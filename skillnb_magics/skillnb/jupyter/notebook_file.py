@@ -156,3 +156,28 @@ def cell_source(cell: Mapping[str, Any]) -> str:
     if isinstance(source, list):
         return "".join(s for s in source if isinstance(s, str))
     return source if isinstance(source, str) else ""
+
+
+def cell_tags(path: str | Path, cell_id: str | None, source: str = "") -> frozenset[str]:
+    """The tags of the running cell in the notebook saved at ``path`` (best effort).
+
+    The cell is the one with id ``cell_id`` (JupyterLab sends it), else the only code cell
+    whose source is ``source`` (clients that send no id, e.g. nbclient). Empty when the file
+    cannot be read or no single cell matches: the tags only refine wording (e.g.
+    ``raises-exception``, for which Run All does not stop).
+    """
+    try:
+        nb = load_notebook(path)
+    except SkillnbError:
+        return frozenset()
+    cells = [cell for _, cell in code_cells(nb)]
+    found = [c for c in cells if cell_id and c.get("id") == cell_id]
+    if not found and source:
+        found = [c for c in cells if cell_source(c) == source]
+    if len(found) != 1:
+        return frozenset()
+    metadata = found[0].get("metadata")
+    tags = metadata.get("tags") if isinstance(metadata, dict) else None
+    if not isinstance(tags, list):
+        return frozenset()
+    return frozenset(t for t in tags if isinstance(t, str))

@@ -95,13 +95,13 @@ def _blocked_output(
     lines.append(
         "the cell body was skipped (--on-block skip): later cells run"
         if skipped
-        else "the cell body did not run; Run All stops here"
+        else "the cell body did not run"
     )
     if waiting:
         gates = ", ".join(r.gate for r in report.blocking)
         badge = f"⏳ {label} waits for approval: {gates}"
         return Output("approval", "waiting", badge, lines, trigger=trigger)
-    return Output("blocked", "blocked", f"⛔ {label} blocked", lines, trigger=trigger)
+    return Output("blocked", "blocked", f"✗ {label} blocked", lines, trigger=trigger)
 
 
 def blocked(exc: GateBlocked, name: str | None = None) -> Output:

@@ -36,6 +36,33 @@ def has_widget_frontend(shell: object) -> bool:
     )
 
 
+def _notebook_bar_class() -> Any:
+    """The notebook bar of tqdm, neutral (not red) when its loop stopped as planned.
+
+    tqdm paints a bar closed before its total red ("danger"), as for an error. A batch loop
+    that ends at its ``limit`` (a day's share) calls ``planned_stop()`` first: the bar then
+    ends in the neutral ``info`` style; it stays red only when the loop failed.
+    """
+    from tqdm.notebook import tqdm as notebook_tqdm
+    from tqdm.std import tqdm as std_tqdm
+
+    class BatchBar(notebook_tqdm):  # type: ignore[misc]
+        planned = False
+
+        def planned_stop(self) -> None:
+            """The loop ended normally (e.g. at its limit): not an error."""
+            self.planned = True
+
+        def close(self) -> None:
+            if self.planned and not self.disable and self.total and self.n < self.total:
+                std_tqdm.close(self)
+                self.disp(bar_style="info", check_delay=False)
+                return
+            super().close()
+
+    return BatchBar
+
+
 def progress_factory(*, notebook: bool, file: IO[str] | None = None) -> ProgressFactory:
     """Make tqdm bars: the notebook widget bar when ``notebook``, else the text bar.
 
@@ -54,9 +81,7 @@ def progress_factory(*, notebook: bool, file: IO[str] | None = None) -> Progress
             "leave": True,
         }
         if notebook:
-            from tqdm.notebook import tqdm as notebook_tqdm
-
-            return notebook_tqdm(**options)
+            return _notebook_bar_class()(**options)
         from tqdm.std import tqdm as text_tqdm
 
         return text_tqdm(file=file, **options)

@@ -89,6 +89,7 @@ class NotebookSession:
         self.channel = channel or MirrorChannel()
         self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
         self.cell_id: str | None = None
+        self.cell_source = ""
         self.depth = 0
         self._run: Run | None = None
         self._unsubscribe: Any = None
@@ -145,6 +146,14 @@ class NotebookSession:
         from skillnb.store.layout import sidecar_dir_for  # cheap: the store package is lazy
 
         return sidecar_dir_for(path)
+
+    def cell_tags(self) -> frozenset[str]:
+        """The tags of the running cell, as saved in the notebook file (empty if unknown)."""
+        if self.location is None:
+            return frozenset()
+        from skillnb.jupyter.notebook_file import cell_tags
+
+        return cell_tags(self.location.path, self.cell_id, self.cell_source)
 
     def run_exists(self) -> bool:
         """Tell whether a run was recorded where this session looks (nothing is created)."""
@@ -368,6 +377,7 @@ class NotebookSession:
         if self.depth:
             return
         self.cell_id = getattr(info, "cell_id", None)
+        self.cell_source = str(getattr(info, "raw_cell", "") or "")
         self._cell = None
         self._shown_mirror = None
         self._events.clear()

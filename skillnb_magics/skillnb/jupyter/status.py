@@ -11,6 +11,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillnb.core.marks import MARKS
 from skillnb.core.shell import magic_command
 
 __all__ = [
@@ -26,7 +27,7 @@ __all__ = [
 Section = tuple[str, list[str]]
 """A titled list of lines (an empty title means: lines without a heading)."""
 
-_MARK = {"passing": "✓", "warning": "⚠", "blocked": "⛔", "unknown": "?"}
+_MARK = MARKS
 _CLIP = 120
 
 

@@ -207,7 +207,7 @@ class RunView:
         approval_id, gate = str(p["id"]), str(p["gate"])
         approve = w.Button(
             description="Approve",
-            button_style="success",
+            button_style="primary",  # "success" is white on light green: below WCAG AA
             icon="check",
             layout=w.Layout(width="auto"),
         )

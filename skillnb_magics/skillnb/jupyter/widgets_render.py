@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillnb.core.marks import MARKS
 from skillnb.core.shell import magic_command
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "chips_html",
     "clip",
     "facts_html",
+    "gate_reason",
     "gate_status",
     "header_html",
     "history_html",
@@ -40,14 +42,23 @@ __all__ = [
 View = Mapping[str, Any]
 
 STATUS_COLOURS: Mapping[str, str] = {
-    "passing": "#2e7d32",
-    "warning": "#b26a00",
-    "blocked": "#c62828",
-    "unknown": "#616161",
+    "passing": "var(--skillnb-passed, #1b5e20)",
+    "warning": "var(--skillnb-warning, #8a4b00)",
+    "blocked": "var(--skillnb-blocked, #b71c1c)",
+    "unknown": "var(--jp-ui-font-color1, #424242)",
 }
-"""The colour of a transition (or gate) by gate status."""
+"""The text colour of a transition (or gate) by gate status, as a CSS value.
 
-STATUS_MARKS: Mapping[str, str] = {"passing": "✓", "warning": "!", "blocked": "✗", "unknown": "?"}
+The ``--skillnb-*`` variables come from the JupyterLab extension's stylesheet, which flips
+them with the theme (each meets WCAG AA on the theme's backgrounds); the fallbacks are the
+light values, for renderers without that stylesheet (nbconvert, other frontends).
+"""
+
+_ACCENT = "var(--skillnb-accent, #0d47a1)"
+_TEXT = "var(--jp-ui-font-color1, #212121)"
+_BORDER = "var(--jp-border-color2, #ddd)"
+
+STATUS_MARKS: Mapping[str, str] = MARKS
 """The mark of a transition (or gate) by gate status, in plain text."""
 
 _PREVIEW = 80
@@ -74,6 +85,27 @@ def gate_status(passed: bool | None, severity: str) -> str:
     return "warning" if severity == "warn" else "blocked"
 
 
+_HINT = re.compile(r"; approve with `[^`]*`(?: or `[^`]*`)?$")
+
+
+def _coded(escaped: str) -> str:
+    """Show `backticked` spans of already escaped text as ``<code>`` (commands in messages)."""
+    return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escaped)
+
+
+def gate_reason(result: Mapping[str, Any], view: View) -> str:
+    """A gate result's message without the approve hint when the view lists the request.
+
+    An approval gate's message ends with how to approve (``; approve with `...```); the
+    pending section already says it (once, as code), so the moves and the gate report drop it.
+    """
+    message = str(result.get("message", ""))
+    pending = {str(p.get("gate")) for p in view.get("pending") or []}
+    if result.get("kind") == "approval" and str(result.get("gate")) in pending:
+        return _HINT.sub("", message)
+    return message
+
+
 def _gate_colour(result: Mapping[str, Any]) -> str:
     return STATUS_COLOURS[gate_status(result.get("passed"), str(result.get("severity")))]
 
@@ -87,13 +119,13 @@ def history_line(entry: Mapping[str, Any]) -> str:
 _BOX = "font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.45"
 _H = "margin:8px 0 4px 0;font-size:13px;font-weight:600"
 _TABLE = "border-collapse:collapse;font-size:12px"
-_CELL = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #ddd"
+_CELL = f"padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid {_BORDER}"
 
 
 def _badge(text: str, colour: str) -> str:
     return (
-        f'<span style="display:inline-block;padding:0 6px;border-radius:8px;color:#fff;'
-        f'background:{colour};font-size:11px">{html.escape(text)}</span>'
+        f'<span style="display:inline-block;padding:0 6px;border-radius:8px;color:{colour};'
+        f'border:1px solid {colour};font-size:11px">{html.escape(text)}</span>'
     )
 
 
@@ -106,7 +138,7 @@ def header_html(view: View) -> str:
     state = view.get("state")
     return (
         f'<div style="{_BOX}"><b>SKILL.nb</b> · workflow <b>{_e(workflow)}</b> · state '
-        f'<span class="skillnb-current-state" style="font-weight:600;color:#1565c0">'
+        f'<span class="skillnb-current-state" style="font-weight:600;color:{_ACCENT}">'
         f"{_e(state)}</span> · v{int(view.get('version', 0))}</div>"
     )
 
@@ -130,13 +162,13 @@ def chips_html(view: View) -> str:
     chips = []
     for s in states:
         if s == current:
-            style = "background:#1565c0;color:#fff;border-color:#1565c0;font-weight:600"
+            style = f"color:{_ACCENT};border:2px solid {_ACCENT};font-weight:600"
             cls = "skillnb-state skillnb-state-current"
         elif s in visited:
-            style = "background:#e3f2fd;color:#0d47a1;border-color:#90caf9"
+            style = f"color:{_TEXT};border-color:{_ACCENT}"
             cls = "skillnb-state skillnb-state-visited"
         else:
-            style = "background:#fff;color:#555;border-color:#bbb"
+            style = f"color:{_TEXT};border-color:{_BORDER}"
             cls = "skillnb-state"
         mark = "✓ " if s in visited and s != current else ""
         chips.append(
@@ -154,7 +186,8 @@ def next_html(view: View) -> str:
         colour = STATUS_COLOURS.get(status, STATUS_COLOURS["unknown"])
         gates = "".join(
             f'<li style="color:{_gate_colour(g)}">'
-            f"<b>{_e(g['gate'])}</b> ({_e(g['kind'])}): {_e(g.get('message', ''), 200)}</li>"
+            f"<b>{_e(g['gate'])}</b> ({_e(g['kind'])}): "
+            f"{_coded(_e(gate_reason(g, view), 200))}</li>"
             for g in move.get("gates") or []
             if g.get("passed") is not True
         )
@@ -181,7 +214,7 @@ def report_html(view: View) -> str:
         f"{STATUS_MARKS[gate_status(r.get('passed'), str(r.get('severity')))]}</td>"
         f'<td style="{_CELL}"><b>{_e(r["gate"])}</b></td><td style="{_CELL}">{_e(r["kind"])}</td>'
         f'<td style="{_CELL}">{_e(r["severity"])}</td>'
-        f'<td style="{_CELL}">{_e(r.get("message", ""), 300)}</td></tr>'
+        f'<td style="{_CELL}">{_coded(_e(gate_reason(r, view), 300))}</td></tr>'
         for r in report.get("results") or []
     )
     title = f"Last gate report: {_e(where)} in state {_e(report.get('state'))}"
@@ -254,9 +287,10 @@ def batches_html(view: View) -> str:
         pct = min(100, round(100 * int(b["done"]) / total))
         parts.append(
             f"<div>{_e(b['name'])}: {int(b['done'])}/{int(b['total'])} "
-            f'<span style="display:inline-block;width:120px;height:6px;background:#eee;'
-            f'vertical-align:middle"><span style="display:block;width:{pct}%;height:6px;'
-            f'background:#1565c0"></span></span></div>'
+            f'<span style="display:inline-block;width:120px;height:6px;'
+            f'background:var(--jp-layout-color3, #bdbdbd);vertical-align:middle">'
+            f'<span style="display:block;width:{pct}%;height:6px;background:{_ACCENT}">'
+            f"</span></span></div>"
         )
     parts.extend(
         f'<div style="color:{STATUS_COLOURS["warning"]}">uncertain step '

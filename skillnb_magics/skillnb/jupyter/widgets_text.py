@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from skillnb.jupyter.widgets_render import STATUS_MARKS, clip, gate_status, history_line
+from skillnb.core.shell import magic_command
+from skillnb.jupyter.widgets_render import (
+    STATUS_MARKS,
+    clip,
+    gate_reason,
+    gate_status,
+    history_line,
+)
 
 __all__ = ["render_text"]
 
@@ -35,7 +42,7 @@ def _text_states(view: View) -> list[str]:
         lines.append(f"  {mark} {move['trigger']} → {move['to']}: {status}")
         for gate in move.get("gates") or []:
             if gate.get("passed") is not True:
-                reason = clip(gate.get("message", ""))
+                reason = clip(gate_reason(gate, view))
                 lines.append(f"      {gate['gate']} ({gate['kind']}): {reason}")
     return lines
 
@@ -54,7 +61,7 @@ def _text_report(view: View) -> list[str]:
     for r in report.get("results") or []:
         mark = STATUS_MARKS[gate_status(r.get("passed"), str(r.get("severity")))]
         lines.append(
-            f"  {mark} {r['gate']} [{r['kind']}, {r['severity']}]: {clip(r.get('message', ''))}"
+            f"  {mark} {r['gate']} [{r['kind']}, {r['severity']}]: {clip(gate_reason(r, view))}"
         )
     return lines
 
@@ -80,7 +87,10 @@ def _text_pending(view: View) -> list[str]:
         return []
     lines = ["Pending approvals:"]
     for p in pending:
-        lines.append(f"  - {p['gate']} (for {p.get('trigger')}): {clip(p.get('message', ''))}")
+        lines.append(
+            f"  - {p['gate']} (for {p.get('trigger')}): {clip(p.get('message', ''))}"
+            f" → {magic_command('approve', str(p['gate']))}"
+        )
     return lines
 
 

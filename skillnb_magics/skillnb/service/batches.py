@@ -167,6 +167,17 @@ class _Cursor:
             self.current = None
 
 
+def _ended_as_planned(bar: object) -> None:
+    """Tell a bar that offers ``planned_stop()`` that its loop ended normally, not in error.
+
+    (A loop that stops at its ``limit`` ends before the total; a notebook bar would draw that
+    red, as if it had failed.)
+    """
+    planned_stop = getattr(bar, "planned_stop", None)
+    if callable(planned_stop):
+        planned_stop()
+
+
 def _loop(
     claims: Claims,
     batch: str,
@@ -204,6 +215,7 @@ def _loop(
                 if time.monotonic() - last_memory > _MEMORY_EVERY_S:
                     _remember(journal, batch, finished)
                     last_memory = time.monotonic()
+        _ended_as_planned(bar)
     finally:
         cursor.release()
         if bar is not None:
