@@ -89,8 +89,10 @@ def test_a_blocked_gate_stops_run_all_with_a_short_error(folder: Path) -> None:
     error = next(o for o in nb.cells[1].outputs if o["output_type"] == "error")
     assert error["traceback"] == [
         "⛔ GateBlocked: this cell is blocked",
-        "Run All stops here (see above).",
+        "  ✗ publish.requires (requires): missing facts: report (formalize them first)",
+        "The cell body did not run. Fix the gates above, then run this cell again.",
     ]
+    assert "publish.requires (requires): missing facts: report" in error["evalue"]
     assert "✗ publish.requires (requires): missing facts: report" in plain(nb.cells[1])[0]
 
 

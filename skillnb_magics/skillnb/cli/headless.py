@@ -38,7 +38,7 @@ EXIT_ERROR = 1
 EXIT_WAITING = 3
 """Stopped on a blocked gate or a pending approval: decide, then run again."""
 
-_BLOCKED_NAMES = ("GateBlocked",)
+_BLOCKED_NAMES = ("GateBlocked", "WaitingForApproval")
 _DROPPED_ENV = ("JPY_SESSION_NAME",)  # a caller inside Jupyter must not point the kernel elsewhere
 
 

@@ -21,7 +21,7 @@ from IPython.core.magic import Magics, magics_class
 
 from skillnb.errors import GateBlocked, SkillnbError
 from skillnb.jupyter import cellexec, commands, outcomes
-from skillnb.jupyter.failure import explain, shorten
+from skillnb.jupyter.failure import explain, shorten, travelling
 from skillnb.jupyter.mirror import cell_text
 from skillnb.jupyter.session import NotebookSession
 
@@ -116,7 +116,8 @@ class SkillnbMagics(Magics):
         except GateBlocked as exc:
             self.session.show(outcomes.blocked(exc, name))
             self.session.show_view(self.session.run)
-            raise shorten(exc, [*explain(exc)[:1], "Run All stops here (see above)."]) from None
+            where = self.session.location.path if self.session.location is not None else None
+            raise travelling(exc, where) from None
         except SkillnbError as exc:
             raise shorten(exc, explain(exc)) from None
         except BaseException as exc:
@@ -175,21 +176,41 @@ class SkillnbMagics(Magics):
         from skillnb.durable import formalize_step
 
         with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
+            run = self.session.run
+            inputs = self._inputs(cell, args.key, run)
             outcome = formalize_step(
-                self.session.run,
+                run,
                 args.key,
                 lambda: self._execute(cell, capture, args.var),
-                source_hash=formalize_source_hash(line, cell),
+                source_hash=inputs.identity(formalize_source_hash(line, cell)),
                 cell_id=self.session.cell_id,
                 kind=args.kind,
                 note=args.note,
                 force=args.force,
                 idempotent=args.idempotent,
+                inputs=inputs.previews,
             )
         name = args.var or args.key
-        assigned = outcome.fact.restorable and self.session.assign(name, outcome.fact.value)
-        output = outcomes.formalized(outcome, restored_as=name if assigned else None, notes=notes)
+        fresh = outcome.status != "restored"
+        if outcome.fact.restorable and not (fresh and outcome.status == "unchanged"):
+            assigned = self.session.assign(name, outcome.fact.value)
+        else:  # no encoding (or --force found it equal): the computed value stays here
+            assigned = fresh and self.session.assign(name, outcome.value)
+        untracked = [n for n in inputs.untracked if n not in self.session.untracked_shown]
+        self.session.untracked_shown.update(untracked)
+        output = outcomes.formalized(
+            outcome, restored_as=name if assigned else None, notes=notes, untracked=untracked
+        )
         self.session.show(output, source=cell_text("formalize", line, cell))
+
+    def _inputs(self, cell: str, key: str, run: Any) -> Any:
+        """The inputs of a formalized cell: parameters and other facts it reads."""
+        from skillnb.jupyter.inputs import cell_inputs
+
+        code = self.session.shell.transform_cell(cell)
+        facts = {k for k in run.facts if k != key}
+        parameters = self.session.parameter_names()
+        return cell_inputs(code, self.session.shell.user_ns, parameters, facts)
 
     @magic_arguments()
     @argument("trigger", nargs="?", help="the workflow trigger this cell fires when it succeeds")

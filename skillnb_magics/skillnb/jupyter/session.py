@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import SkillnbError
-from skillnb.jupyter.discovery import NotebookLocation, find_notebook, resolve_notebook
+from skillnb.jupyter.discovery import (
+    NotebookLocation,
+    find_notebook,
+    notebook_holding,
+    papermill_input,
+    parent_process,
+    resolve_use,
+)
 from skillnb.jupyter.display import Output, build_bundle
 from skillnb.jupyter.mirror import MirrorChannel, mirrors
 
@@ -65,6 +72,8 @@ class NotebookSession:
         env: the environment to read (default ``os.environ``).
         cwd: the kernel's working folder (default the current one).
         channel: where mirror messages go (default the ``skillnb.mirror`` comm).
+        parent: the parent process's command line and working folder (default: read it),
+            to find papermill's input notebook.
 
     """
 
@@ -76,6 +85,7 @@ class NotebookSession:
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         channel: MirrorChannel | None = None,
+        parent: tuple[list[str], str] | None = None,
     ) -> None:
         self.shell = shell
         self.config = config
@@ -83,6 +93,17 @@ class NotebookSession:
         self.cwd = cwd or Path.cwd()
         self.channel = channel or MirrorChannel()
         self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
+        if self.location is None:
+            found = papermill_input(parent if parent is not None else parent_process())
+            if found is not None:
+                self.location = NotebookLocation(found, "papermill")
+        self._looked_for: str | None = None
+        self.parameters: set[str] = set()
+        """Names the notebook's parameters cells assigned (inputs of formalized cells)."""
+        self.untracked_shown: set[str] = set()
+        """Inputs already reported as not tracked (each is said once)."""
+        self._early_cells: list[str] = []
+        self._tagged: tuple[Path, list[str]] | None = None
         self.cell_id: str | None = None
         self.depth = 0
         self._run: Run | None = None
@@ -104,9 +125,31 @@ class NotebookSession:
         """
         if self.config.state_dir:
             return "state_dir", (self.cwd / Path(self.config.state_dir).expanduser()).resolve()
+        if self.location is None:
+            self._find_by_cell()
         if self.location is not None:
             return "notebook", self.location.path
         raise NoRunLocation()
+
+    def _current_cell(self) -> str:
+        """The source of the cell being run (IPython stores it before running it)."""
+        history = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
+        return str(history[-1]) if history else ""
+
+    def _find_by_cell(self) -> None:
+        """Headless clients name no notebook: find the one in ``cwd`` holding this cell."""
+        cell = self._current_cell()
+        if not cell or cell == self._looked_for:
+            return
+        self._looked_for = cell
+        from skillnb.store.layout import sidecar_dir_for
+
+        def has_run(path: Path) -> bool:
+            return (sidecar_dir_for(path) / "journal.jsonl").exists()
+
+        found = notebook_holding(cell, self.cwd, has_run=has_run)
+        if found is not None:
+            self.location = NotebookLocation(found, "the cell being run")
 
     def folder(self) -> Path:
         """Return the folder that holds (or will hold) the run's files."""
@@ -126,8 +169,20 @@ class NotebookSession:
         return (folder / "journal.jsonl").exists() or (folder / "snapshot.json").exists()
 
     def use(self, path: str) -> str:
-        """Point the session at notebook ``path`` (``.ipynb``) or at state folder ``path``."""
-        notebook = resolve_notebook(path, self.cwd)
+        """Point the session at notebook ``path`` (``.ipynb``) or at state folder ``path``.
+
+        A relative path is read from the notebook's folder when that is known (else from the
+        kernel's working folder).
+
+        Raises:
+            SkillnbError: ``path`` names a notebook that does not exist.
+
+        """
+        base = self.location.path.parent if self.location is not None else self.cwd
+        try:
+            notebook = resolve_use(path, base)
+        except FileNotFoundError as exc:
+            raise SkillnbError(str(exc)) from None
         self.close_run()
         if notebook is not None:
             self.location = NotebookLocation(notebook, "%skillnb use")
@@ -305,10 +360,45 @@ class NotebookSession:
         return restored
 
     # -- cells -----------------------------------------------------------------------------
+    def _tagged_cells(self) -> list[str]:
+        """Sources of the saved notebook's parameters cells (read once per notebook)."""
+        if self.location is None:
+            return []
+        path = self.location.path
+        if self._tagged is None or self._tagged[0] != path:
+            from skillnb.jupyter.inputs import parameter_cells
+
+            self._tagged = (path, parameter_cells(path))
+        return self._tagged[1]
+
+    def _note_parameters(self, raw: str) -> None:
+        """Remember the names a parameters cell assigns (injected, or tagged in the notebook)."""
+        from skillnb.jupyter.inputs import assigned_names, is_parameters_cell
+
+        if self.location is None and len(self._early_cells) < 50:
+            self._early_cells.append(raw)  # judged once the notebook is known
+        if is_parameters_cell(raw, self._tagged_cells()):
+            self.parameters |= assigned_names(raw)
+
+    def parameter_names(self) -> set[str]:
+        """The notebook's parameter names seen so far in this session."""
+        if self.location is not None and self._early_cells:
+            from skillnb.jupyter.inputs import assigned_names, is_parameters_cell
+
+            tagged = self._tagged_cells()
+            for raw in self._early_cells:
+                if is_parameters_cell(raw, tagged):
+                    self.parameters |= assigned_names(raw)
+            self._early_cells.clear()
+        return self.parameters
+
     def pre_run_cell(self, info: Any) -> None:
         """IPython ``pre_run_cell`` handler: remember the cell id (top-level cells only)."""
         if self.depth:
             return
+        raw = getattr(info, "raw_cell", None)
+        if isinstance(raw, str):
+            self._note_parameters(raw)
         self.cell_id = getattr(info, "cell_id", None)
         self._cell = None
         self._shown_mirror = None
