@@ -72,13 +72,17 @@ def _past(run: Run, key: str) -> _Past:
 
 
 def _own_version(past: _Past, identity: str) -> Fact | None:
-    """The version this cell produced with these inputs, unless it produced a later one."""
+    """The version this cell produced with these inputs.
+
+    ``None`` when this cell produced a later version since, or when a later version was
+    written outside any cell (a script, a rollback): that was a deliberate change.
+    """
     part = cell_part(identity)
     for fact in reversed(past.facts):
         if fact.source_hash == identity:
             return fact if fact.restorable else None
-        if cell_part(fact.source_hash) == part:
-            return None  # this cell wrote a later version with other inputs
+        if fact.source_hash is None or cell_part(fact.source_hash) == part:
+            return None  # written later by this cell with other inputs, or outside any cell
     return None
 
 
