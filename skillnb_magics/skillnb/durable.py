@@ -171,9 +171,7 @@ def formalize_step(
         source_hash=source_hash,
         extra=[committed],
     )
-    return FormalizeOutcome(
-        status="computed", fact=fact, result=result, reason=reason, value=value
-    )
+    return FormalizeOutcome(status="computed", fact=fact, result=result, reason=reason, value=value)
 
 
 def _same_value(run: Run, existing: Fact, value: Any) -> bool:

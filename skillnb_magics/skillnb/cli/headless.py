@@ -126,7 +126,9 @@ def _execute(
     try:
         client.execute(env=kernel_env(notebook), stderr=kernel_log)
     except CellExecutionError as exc:
-        reason = f"{exc.ename}: {_first_line(exc.evalue)}" if exc.evalue else exc.ename
+        # A blocked gate's text names each gate and its reason on its own line: keep them all.
+        lines = [clean(line.strip()) for line in (exc.evalue or "").splitlines() if line.strip()]
+        reason = f"{exc.ename}: {'; '.join(lines)}" if lines else exc.ename
         return Execution(error=exc.ename, message=reason)
     except CellTimeoutError:
         return Execution(error="timeout", message=f"the cell ran longer than {timeout:g} s")

@@ -71,8 +71,10 @@ def travelling(exc: GateBlocked, notebook: Path | None) -> GateBlocked:
         exc = WaitingForApproval(exc.report, state=exc.state, trigger=exc.trigger)
     lines = explain(exc)
     if waiting:
-        lines[0] = lines[0].replace("GateBlocked", "WaitingForApproval").replace(
-            "is blocked", "waits for a person's approval"
+        lines[0] = (
+            lines[0]
+            .replace("GateBlocked", "WaitingForApproval")
+            .replace("is blocked", "waits for a person's approval")
         )
         lines[-1] = "The cell body did not run. Approve, then run this cell again:"
         lines += _approve_lines(exc, notebook)

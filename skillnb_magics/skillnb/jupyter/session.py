@@ -98,6 +98,7 @@ class NotebookSession:
             if found is not None:
                 self.location = NotebookLocation(found, "papermill")
         self._looked_for: str | None = None
+        self._raw_cell: str | None = None
         self.parameters: set[str] = set()
         """Names the notebook's parameters cells assigned (inputs of formalized cells)."""
         self.untracked_shown: set[str] = set()
@@ -132,7 +133,13 @@ class NotebookSession:
         raise NoRunLocation()
 
     def _current_cell(self) -> str:
-        """The source of the cell being run (IPython stores it before running it)."""
+        """The source of the cell being run.
+
+        Seen by ``pre_run_cell``; for the cell that loads the extension, IPython's input
+        history (stored before the cell runs, unless the client asked not to store it).
+        """
+        if self._raw_cell is not None:
+            return self._raw_cell
         history = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
         return str(history[-1]) if history else ""
 
@@ -398,6 +405,7 @@ class NotebookSession:
             return
         raw = getattr(info, "raw_cell", None)
         if isinstance(raw, str):
+            self._raw_cell = raw
             self._note_parameters(raw)
         self.cell_id = getattr(info, "cell_id", None)
         self._cell = None
