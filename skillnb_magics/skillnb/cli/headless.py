@@ -7,6 +7,12 @@ kernel opens the same sidecar and skill memory as the notebook in JupyterLab wou
 ``skillnb approve`` are seen. Afterwards the executed notebook, with the metadata mirror, is
 written (to ``-o OUT`` or in place).
 
+``-p NAME VALUE`` (papermill's syntax: ``True``, ``False``, ``None``, integers and floats
+are parsed, anything else is text) injects the parameters the way papermill does, as a cell
+starting with ``# Parameters`` and tagged ``injected-parameters`` after the cell tagged
+``parameters`` (replacing an earlier injected one); formalized cells that
+read a changed parameter compute again.
+
 Exit codes: 0 finished; 3 stopped on a blocked gate or waiting for an approval; 1 any other
 error (a cell raised, a timeout, the kernel died). Each ends with a one-line reason.
 """
@@ -187,6 +193,40 @@ def _outcome(execution: Execution, run: Run | None, target: str) -> int:
     return EXIT_FINISHED
 
 
+def parameter_value(text: str) -> Any:
+    """Parse a ``-p`` value as papermill's command line does."""
+    constants: dict[str, Any] = {"True": True, "False": False, "None": None}
+    if text in constants:
+        return constants[text]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def _parameterize(nb: Any, pairs: list[list[str]] | None) -> Any:
+    """Inject ``pairs`` as papermill does: a ``# Parameters`` cell after the tagged one."""
+    if not pairs:
+        return nb
+    from nbformat.v4 import new_code_cell
+
+    for name, _ in pairs:
+        if not name.isidentifier():
+            raise UsageError(f"-p {name!r}: a parameter name must be a Python name")
+    lines = [f"{name} = {parameter_value(value)!r}" for name, value in pairs]
+    cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
+    tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
+    at = tagged[0] + 1 if tagged else 0
+    injected = new_code_cell(  # type: ignore[no-untyped-call]  # nbformat is untyped
+        "# Parameters\n" + "\n".join(lines) + "\n",
+        metadata={"tags": ["injected-parameters"]},
+    )
+    nb.cells = [*cells[:at], injected, *cells[at:]]
+    return nb
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute the notebook; write it back with the mirror; exit 0, 3 or 1 (see module docs)."""
     import nbformat
@@ -201,6 +241,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
+    nb = _parameterize(nb, getattr(args, "parameters", None))
     execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel)
     try:
         run = _open_after(notebook)
@@ -226,4 +267,13 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     run.add_argument("--timeout", type=float, metavar="S", help="per-cell timeout in seconds")
     run.add_argument("--kernel", metavar="NAME", help="kernel name (default: the notebook's)")
+    run.add_argument(
+        "-p",
+        "--parameter",
+        dest="parameters",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        help="set a parameter, as papermill does (repeatable)",
+    )
     run.set_defaults(handler=run_command)

@@ -91,7 +91,7 @@ class NotebookSession:
         self.config = config
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or Path.cwd()
-        self.channel = channel or MirrorChannel()
+        self.channel = channel or MirrorChannel(listening=self._frontend_listens)
         self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
         if self.location is None:
             found = papermill_input(parent if parent is not None else parent_process())
@@ -115,6 +115,11 @@ class NotebookSession:
         self._shown_mirror: dict[str, Any] | None = None
         self._view: RunView | None = None
         config.observe(self._settings_changed, names=["state_dir", "user", "memory"])
+
+    def _frontend_listens(self) -> bool:
+        """A Jupyter server started this kernel for a notebook (JupyterLab, Notebook 7)."""
+        session = self.shell.user_ns.get("__session__") or self.env.get("JPY_SESSION_NAME")
+        return isinstance(session, str) and session.endswith(".ipynb")
 
     # -- where the run lives -------------------------------------------------------------
     def target(self) -> tuple[str, Path]:
