@@ -116,14 +116,14 @@ def papermill_input(parent: tuple[list[str], str] | None) -> Path | None:
     if parent is None:
         return None
     argv, cwd = parent
-    program = [Path(a).name for a in argv[:2]]
-    if "papermill" not in program:
+    first = next((i for i, arg in enumerate(argv) if arg.endswith(".ipynb")), None)
+    if first is None:
         return None
-    for arg in argv[1:]:
-        if arg.endswith(".ipynb"):
-            path = (Path(cwd) / Path(arg).expanduser()).resolve()
-            return path if path.is_file() else None
-    return None
+    # `papermill IN OUT`, `python -m papermill IN OUT`, `python .../bin/papermill IN OUT`
+    if not any(Path(word).stem == "papermill" for word in argv[:first]):
+        return None
+    path = (Path(cwd) / Path(argv[first]).expanduser()).resolve()
+    return path if path.is_file() else None
 
 
 def parent_process() -> tuple[list[str], str] | None:

@@ -393,15 +393,21 @@ class NotebookSession:
             self.parameters |= assigned_names(raw)
 
     def parameter_names(self) -> set[str]:
-        """The notebook's parameter names seen so far in this session."""
-        if self.location is not None and self._early_cells:
-            from skillnb.jupyter.inputs import assigned_names, is_parameters_cell
+        """The notebook's parameter names: its tagged cells', and those injected this session.
 
-            tagged = self._tagged_cells()
+        A parameters cell may run before ``%load_ext skillnb``: the names assigned by the
+        saved notebook's tagged cells count even when this session did not see them run.
+        """
+        from skillnb.jupyter.inputs import assigned_names, is_parameters_cell
+
+        tagged = self._tagged_cells()
+        if self.location is not None and self._early_cells:
             for raw in self._early_cells:
                 if is_parameters_cell(raw, tagged):
                     self.parameters |= assigned_names(raw)
             self._early_cells.clear()
+        for source in tagged:
+            self.parameters |= assigned_names(source)
         return self.parameters
 
     def pre_run_cell(self, info: Any) -> None:
