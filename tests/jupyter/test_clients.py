@@ -40,9 +40,12 @@ from papermill.engines import papermill_engines
 from skillnb.jupyter.papermill import SkillnbEngine
 
 papermill_engines.register("skillnb", SkillnbEngine)  # what the entry point does when installed
-parameters = dict(zip(sys.argv[3::2], (int(v) for v in sys.argv[4::2])))
+source, target, cwd = sys.argv[1:4]
+parameters = dict(zip(sys.argv[4::2], (int(v) for v in sys.argv[5::2])))
 try:
-    papermill.execute_notebook(sys.argv[1], sys.argv[2], parameters=parameters, engine_name="skillnb")
+    papermill.execute_notebook(
+        source, target, parameters=parameters, engine_name="skillnb", cwd=cwd or None
+    )
 except papermill.PapermillExecutionError as exc:
     print(exc, file=sys.stderr)
     sys.exit(1)
@@ -79,6 +82,11 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def _cwd_for(notebook: Path) -> str:
+    """papermill's cwd for a notebook that reads files beside it ("" for none)."""
+    return str(notebook.parent) if notebook.stem == "resume_batch" else ""
+
+
 Command = Callable[[Path], tuple[list[str], Path]]
 """notebook -> (argv, working folder)."""
 
@@ -92,12 +100,15 @@ CLIENTS: dict[str, Command] = {
         [sys.executable, "-m", "jupyter", "execute", nb.name],
         nb.parent,
     ),
+    # From another folder. A notebook that reads files beside it (resume_batch) gets papermill's
+    # own --cwd; the run is bound to the input notebook either way.
     "papermill-elsewhere": lambda nb: (
-        [sys.executable, "-m", "papermill", f"../nb/{nb.name}", f"out-{nb.name}"],
+        [sys.executable, "-m", "papermill", f"../nb/{nb.name}", f"out-{nb.name}"]
+        + (["--cwd", "../nb"] if nb.stem == "resume_batch" else []),
         nb.parent.parent / "elsewhere",
     ),
     "papermill-engine": lambda nb: (
-        [sys.executable, "-c", PAPERMILL_API, str(nb), f"out-{nb.name}"],
+        [sys.executable, "-c", PAPERMILL_API, str(nb), f"out-{nb.name}", _cwd_for(nb)],
         nb.parent.parent / "elsewhere",
     ),
     "nbmake": lambda nb: (
@@ -119,7 +130,7 @@ def _setup(root: Path) -> Path:
 
 def _run(client: str, notebook: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     argv, cwd = CLIENTS[client](notebook)
-    return subprocess.run(  # noqa: S603  # our own interpreter and arguments
+    return subprocess.run(  # our own interpreter and arguments
         argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=400, check=False
     )
 
@@ -172,12 +183,12 @@ def test_market_research_twice_headless_adds_nothing_the_second_time(tmp_path: P
     shutil.copy2(NOTEBOOKS / "market_research.ipynb", notebook)
     env = _env(tmp_path / "home")
     cli = [sys.executable, "-m", "skillnb", "run", notebook.name, "-o", "out.ipynb"]
-    first = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)  # noqa: S603
+    first = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
     with _opened(notebook) as run:
         version = run.version
         assert run.state == "done"
-    second = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)  # noqa: S603
+    second = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr
     with _opened(notebook) as run:
         assert run.version == version
@@ -218,7 +229,7 @@ def test_a_changed_parameter_recomputes_the_cells_that_read_it_and_only_those(
     env = _env(tmp_path / "home")
     for extra in ([], ["rate", "2"], ["rate", "3"]):
         argv, cwd = CLIENTS["papermill-engine"](notebook)
-        done = subprocess.run(  # noqa: S603
+        done = subprocess.run(
             [*argv, *extra], cwd=cwd, env=env, capture_output=True, text=True, check=False
         )
         assert done.returncode == 0, done.stderr[-3000:]

@@ -95,7 +95,7 @@ def test_use_resolves_against_the_notebooks_folder_and_refuses_missing(tmp_path:
     (tmp_path / "n.ipynb").write_text("{}")
     assert resolve_use("n.ipynb", tmp_path) == tmp_path / "n.ipynb"
     assert resolve_use("state", tmp_path) is None  # a state folder, not a notebook
-    with pytest.raises(FileNotFoundError, match="no notebook 'gone.ipynb'"):
+    with pytest.raises(FileNotFoundError, match=r"no notebook 'gone\.ipynb'"):
         resolve_use("gone.ipynb", tmp_path)
 
 
