@@ -71,7 +71,7 @@ def _already_decided(run: Run, gate: str, command: str) -> Output | None:
 
     Run All over a finished run passes the approve cell again; that is not an error.
     """
-    requests = [a for a in run.snapshot_ref(refresh=True).approvals.values() if a.gate == gate]
+    requests = [a for a in run.snapshot.approvals.values() if a.gate == gate]
     if not requests:
         return None
     latest = max(requests, key=lambda a: a.requested_seq)
@@ -153,7 +153,7 @@ def resume_output(run: Run, restored: list[str], *, rebuilt: bool = False) -> Ou
     return resumed(
         run.describe(),
         restored,
-        last_operation=run.snapshot_ref().last_operation,
+        last_operation=run.journal.state.last_operation,
         memory_last=f"{last['action']}: {last['summary']}" if last else None,
         rebuilt=rebuilt,
     )

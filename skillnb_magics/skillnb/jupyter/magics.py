@@ -173,13 +173,10 @@ class SkillnbMagics(Magics):
             and not cellexec.ends_with_expression(self.session.shell, cell)
         ):
             raise UsageError(_NO_EXPRESSION)
-        from skillnb.durable import formalize_step
-
         with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
             run = self.session.run
             inputs = self._inputs(cell, args.key, run)
-            outcome = formalize_step(
-                run,
+            outcome = run.formalize_step(
                 args.key,
                 lambda: self._execute(cell, capture, args.var),
                 source_hash=inputs.identity(formalize_source_hash(line, cell)),
