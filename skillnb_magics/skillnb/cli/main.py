@@ -78,6 +78,17 @@ def _one_line(command: str | None, exc: BaseException) -> str:
     return clean(f"skillnb {command}: {text}" if command else f"skillnb: {text}")
 
 
+def _quiet_stdout() -> None:
+    """Point standard output at the null device, so the exit flush raises nothing more."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (captured output): nothing to do
+        return
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     handler: Any = getattr(args, "handler", None)
     if handler is None:
@@ -102,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SkillnbError as exc:
         fail(_one_line(command, exc))
         return EXIT_ERROR
+    except BrokenPipeError:  # `skillnb history NB | head -1`: the reader has what it wanted
+        _quiet_stdout()
+        return EXIT_OK
     except OSError as exc:  # permissions, a full disk: expected outside the program's control
         fail(_one_line(command, exc))
         return EXIT_ERROR
