@@ -40,7 +40,7 @@ def _needs_types(value: object, depth: int = 0) -> bool:
     return False
 
 
-def _encode(value: object, depth: int) -> Any:  # one branch per type
+def _encode(value: object, depth: int) -> Any:
     if depth > _MAX_DEPTH:
         raise ValueError("nested too deeply")
     if value is None or isinstance(value, bool):
@@ -52,6 +52,11 @@ def _encode(value: object, depth: int) -> Any:  # one branch per type
         if not math.isfinite(value):
             raise ValueError(f"{value!r} is not JSON")
         return float(value)
+    tagged = _encode_scalar(value)
+    return tagged if tagged is not None else _encode_container(value, depth)
+
+
+def _encode_scalar(value: object) -> dict[str, str] | None:
     if isinstance(value, Decimal | UUID):
         return {_SCALARS[type(value)]: str(value)}
     if isinstance(value, datetime):
@@ -60,7 +65,7 @@ def _encode(value: object, depth: int) -> Any:  # one branch per type
         return {"$date": value.isoformat()}
     if isinstance(value, PurePath):
         return {"$path": str(value)}
-    return _encode_container(value, depth)
+    return None
 
 
 def _encode_container(value: object, depth: int) -> Any:
