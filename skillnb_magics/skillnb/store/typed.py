@@ -58,7 +58,7 @@ def _encode(value: object, depth: int) -> Any:
 
 def _encode_scalar(value: object) -> dict[str, str] | None:
     if isinstance(value, Decimal | UUID):
-        return {_SCALARS[type(value)]: str(value)}
+        return {"$decimal" if isinstance(value, Decimal) else "$uuid": str(value)}
     if isinstance(value, datetime):
         return {"$datetime": value.isoformat()}
     if isinstance(value, date):
