@@ -333,3 +333,32 @@ def test_an_unknown_gate_gets_a_suggestion(nb: Path, capsys: pytest.CaptureFixtu
     code, _, err = _cli(capsys, "approve", nb, gate + "k", "--by", "ed")
     assert code == 1
     assert f"unknown approval gate '{gate}k' (did you mean '{gate}'?)" in err
+
+
+def test_fork_copies_a_run_for_a_copy_of_the_notebook(
+    nb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _waiting_run(nb)
+    copy = nb.with_name("report-copy.ipynb")
+    code, out, err = _cli(capsys, "fork", nb, copy)
+    assert code == 0, err
+    assert "forked the run of report.ipynb" in out
+    assert copy.is_file()  # the notebook too, since it did not exist
+    forked = open_run(copy, memory=False)
+    assert forked.fact("budget").value == 1200  # type: ignore[union-attr]
+    assert forked.state == run.state
+    forked.formalize("budget", 99)  # from here on, the two runs go their own ways
+    assert run.fact("budget").value == 1200  # type: ignore[union-attr]
+    code, _, err = _cli(capsys, "fork", nb, copy)
+    assert code == 2
+    assert "has a run already" in err
+    assert _cli(capsys, "fork", nb.with_name("none.ipynb"), nb.with_name("x.ipynb"))[0] == 2
+
+
+def test_a_duplicated_notebook_starts_its_own_run(nb: Path) -> None:
+    run = _waiting_run(nb)
+    duplicate = nb.with_name("report-Copy1.ipynb")
+    duplicate.write_bytes(nb.read_bytes())
+    other = open_run(duplicate, memory=False)
+    assert other.id != run.id
+    assert other.facts == {}

@@ -8,6 +8,7 @@ import pytest
 
 from skillnb.jupyter.discovery import (
     find_notebook,
+    named_notebooks,
     notebook_holding,
     papermill_input,
     resolve_notebook,
@@ -116,3 +117,12 @@ def test_the_notebook_holding_the_cell_is_found_and_copies_prefer_the_one_with_a
     assert notebook_holding("%%formalize x\n1", tmp_path) is None
     chosen = notebook_holding("%%formalize x\n1", tmp_path, has_run=lambda p: p.stem == "a")
     assert chosen == tmp_path / "a.ipynb"
+    # A duplicate run by name (`jupyter nbconvert --execute a-Copy1.ipynb`) gets its own run.
+    write("a-Copy1.ipynb", "%load_ext skillnb", "%%formalize x\n1")
+    parent = (["jupyter-nbconvert", "--execute", "a-Copy1.ipynb"], str(tmp_path))
+    named = named_notebooks(parent)
+    assert named == [tmp_path / "a-Copy1.ipynb"]
+    chosen = notebook_holding(
+        "%%formalize x\n1", tmp_path, has_run=lambda p: p.stem == "a", named=named
+    )
+    assert chosen == tmp_path / "a-Copy1.ipynb"

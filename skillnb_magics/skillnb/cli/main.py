@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from skillnb.cli import commands, definition, headless
+from skillnb.cli import commands, definition, fork, headless
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
 from skillnb.errors import SkillnbError, UnsafePath, WorkflowError
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(metavar="COMMAND", dest="command")
     commands.add_commands(subparsers)
     headless.add_commands(subparsers)
+    fork.add_commands(subparsers)
     definition.add_commands(subparsers)
     return parser
 

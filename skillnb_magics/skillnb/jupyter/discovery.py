@@ -21,8 +21,9 @@ above tells:
    papermill's Python API;
 6. the notebook in the kernel's working folder that holds the cell being run (nbclient,
    ``jupyter nbconvert --execute``, ``jupyter execute`` and nbmake start the kernel in the
-   notebook's folder). When several copies hold it, the one that already has a run wins;
-   when that does not settle it, nothing is chosen.
+   notebook's folder). When several copies hold it, the one named on the client's command
+   line wins, then the one that already has a run; when that does not settle it, nothing is
+   chosen.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 __all__ = [
     "NotebookLocation",
     "find_notebook",
+    "named_notebooks",
     "notebook_holding",
     "papermill_input",
     "resolve_notebook",
@@ -154,7 +156,18 @@ def _cells(path: Path) -> list[str]:
     return out
 
 
-def notebook_holding(cell: str, folder: Path, *, has_run: Any = None) -> Path | None:
+def named_notebooks(parent: tuple[list[str], str] | None) -> list[Path]:
+    """The notebooks named on the parent process's command line (``nbconvert X.ipynb``)."""
+    if parent is None:
+        return []
+    argv, cwd = parent
+    named = [(Path(cwd) / Path(a).expanduser()) for a in argv[1:] if a.endswith(".ipynb")]
+    return [p.resolve() for p in named if p.is_file()]
+
+
+def notebook_holding(
+    cell: str, folder: Path, *, has_run: Any = None, named: list[Path] | None = None
+) -> Path | None:
     """Return the one notebook in ``folder`` that holds a cell with source ``cell``.
 
     Args:
@@ -162,6 +175,8 @@ def notebook_holding(cell: str, folder: Path, *, has_run: Any = None) -> Path | 
         folder: where to look (the kernel's working folder).
         has_run: ``path -> bool``; breaks a tie between copies in favour of the one that
             already has a run.
+        named: notebooks the client was told to run (its command line); between copies,
+            they win first (a duplicated notebook run by name gets its own run).
 
     """
     text = cell.strip()
@@ -172,6 +187,8 @@ def notebook_holding(cell: str, folder: Path, *, has_run: Any = None) -> Path | 
     except OSError:
         return None
     found = [p for p in candidates if any(c.strip() == text for c in _cells(p))]
+    if len(found) > 1 and named:
+        found = [p for p in found if p.resolve() in named] or found
     if len(found) > 1 and has_run is not None:
         found = [p for p in found if has_run(p)] or found
     return found[0].resolve() if len(found) == 1 else None

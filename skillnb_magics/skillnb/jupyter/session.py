@@ -24,6 +24,7 @@ from skillnb.errors import SkillnbError
 from skillnb.jupyter.discovery import (
     NotebookLocation,
     find_notebook,
+    named_notebooks,
     notebook_holding,
     papermill_input,
     parent_process,
@@ -93,8 +94,9 @@ class NotebookSession:
         self.cwd = cwd or Path.cwd()
         self.channel = channel or MirrorChannel(listening=self._frontend_listens)
         self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
+        self._parent = parent if parent is not None else parent_process()
         if self.location is None:
-            found = papermill_input(parent if parent is not None else parent_process())
+            found = papermill_input(self._parent)
             if found is not None:
                 self.location = NotebookLocation(found, "papermill")
         self._looked_for: str | None = None
@@ -159,7 +161,8 @@ class NotebookSession:
         def has_run(path: Path) -> bool:
             return (sidecar_dir_for(path) / "journal.jsonl").exists()
 
-        found = notebook_holding(cell, self.cwd, has_run=has_run)
+        named = named_notebooks(self._parent)
+        found = notebook_holding(cell, self.cwd, has_run=has_run, named=named)
         if found is not None:
             self.location = NotebookLocation(found, "the cell being run")
 
