@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CellInputs", "assigned_names", "cell_inputs", "names_read", "parameter_cells"]
+__all__ = [
+    "CellInputs",
+    "Parameters",
+    "assigned_names",
+    "cell_inputs",
+    "names_read",
+    "parameter_cells",
+]
 
 INJECTED_HEADER = "# Parameters"
 """The first line of the cell papermill's Python translator injects."""
@@ -103,6 +110,48 @@ def is_parameters_cell(raw: str, tagged: Collection[str]) -> bool:
     """Tell whether ``raw`` is a parameters cell (tagged in the notebook, or injected)."""
     text = raw.strip()
     return text.startswith(INJECTED_HEADER) or any(text == t.strip() for t in tagged)
+
+
+class Parameters:
+    """The notebook's parameter names: its tagged cells', and those injected this session.
+
+    A parameters cell may run before ``%load_ext skillnb`` or before the notebook is known:
+    cells seen early are judged once it is, and the names assigned by the saved notebook's
+    tagged cells count even when this session did not see them run.
+    """
+
+    def __init__(self) -> None:
+        self._names: set[str] = set()
+        self._early: list[str] = []
+        self._tagged: tuple[Path, list[str]] | None = None
+
+    def _tagged_cells(self, notebook: Path | None) -> list[str]:
+        if notebook is None:
+            return []
+        if self._tagged is None or self._tagged[0] != notebook:
+            self._tagged = (notebook, parameter_cells(notebook))
+        return self._tagged[1]
+
+    def saw(self, raw: str, notebook: Path | None) -> None:
+        """Note a top-level cell that ran (``notebook``: the notebook, when known)."""
+        if notebook is None:
+            if len(self._early) < 50:
+                self._early.append(raw)
+            return
+        if is_parameters_cell(raw, self._tagged_cells(notebook)):
+            self._names |= assigned_names(raw)
+
+    def names(self, notebook: Path | None) -> set[str]:
+        """Every parameter name known so far."""
+        tagged = self._tagged_cells(notebook)
+        if notebook is not None and self._early:
+            for raw in self._early:
+                if is_parameters_cell(raw, tagged):
+                    self._names |= assigned_names(raw)
+            self._early.clear()
+        for source in tagged:
+            self._names |= assigned_names(source)
+        return set(self._names)
 
 
 def _canonical(value: Any) -> str | None:

@@ -31,6 +31,7 @@ from skillnb.jupyter.discovery import (
     resolve_use,
 )
 from skillnb.jupyter.display import Output, build_bundle
+from skillnb.jupyter.inputs import Parameters
 from skillnb.jupyter.mirror import MirrorChannel, mirrors
 
 if TYPE_CHECKING:
@@ -101,12 +102,10 @@ class NotebookSession:
                 self.location = NotebookLocation(found, "papermill")
         self._looked_for: str | None = None
         self._raw_cell: str | None = None
-        self.parameters: set[str] = set()
-        """Names the notebook's parameters cells assigned (inputs of formalized cells)."""
+        self.parameters = Parameters()
+        """The notebook's parameter names (inputs of formalized cells)."""
         self.untracked_shown: set[str] = set()
         """Inputs already reported as not tracked (each is said once)."""
-        self._early_cells: list[str] = []
-        self._tagged: tuple[Path, list[str]] | None = None
         self.cell_id: str | None = None
         self.depth = 0
         self._run: Run | None = None
@@ -375,43 +374,9 @@ class NotebookSession:
         return restored
 
     # -- cells -----------------------------------------------------------------------------
-    def _tagged_cells(self) -> list[str]:
-        """Sources of the saved notebook's parameters cells (read once per notebook)."""
-        if self.location is None:
-            return []
-        path = self.location.path
-        if self._tagged is None or self._tagged[0] != path:
-            from skillnb.jupyter.inputs import parameter_cells
-
-            self._tagged = (path, parameter_cells(path))
-        return self._tagged[1]
-
-    def _note_parameters(self, raw: str) -> None:
-        """Remember the names a parameters cell assigns (injected, or tagged in the notebook)."""
-        from skillnb.jupyter.inputs import assigned_names, is_parameters_cell
-
-        if self.location is None and len(self._early_cells) < 50:
-            self._early_cells.append(raw)  # judged once the notebook is known
-        if is_parameters_cell(raw, self._tagged_cells()):
-            self.parameters |= assigned_names(raw)
-
     def parameter_names(self) -> set[str]:
-        """The notebook's parameter names: its tagged cells', and those injected this session.
-
-        A parameters cell may run before ``%load_ext skillnb``: the names assigned by the
-        saved notebook's tagged cells count even when this session did not see them run.
-        """
-        from skillnb.jupyter.inputs import assigned_names, is_parameters_cell
-
-        tagged = self._tagged_cells()
-        if self.location is not None and self._early_cells:
-            for raw in self._early_cells:
-                if is_parameters_cell(raw, tagged):
-                    self.parameters |= assigned_names(raw)
-            self._early_cells.clear()
-        for source in tagged:
-            self.parameters |= assigned_names(source)
-        return self.parameters
+        """The notebook's parameter names (see :class:`~skillnb.jupyter.inputs.Parameters`)."""
+        return self.parameters.names(self.location.path if self.location is not None else None)
 
     def pre_run_cell(self, info: Any) -> None:
         """IPython ``pre_run_cell`` handler: remember the cell id (top-level cells only)."""
@@ -420,7 +385,7 @@ class NotebookSession:
         raw = getattr(info, "raw_cell", None)
         if isinstance(raw, str):
             self._raw_cell = raw
-            self._note_parameters(raw)
+            self.parameters.saw(raw, self.location.path if self.location is not None else None)
         self.cell_id = getattr(info, "cell_id", None)
         self._cell = None
         self._shown_mirror = None
