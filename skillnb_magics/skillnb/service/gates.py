@@ -171,7 +171,7 @@ class Gates:
         transition = self.transition(trigger)
         action: Callable[[], Any] | None = None
         if transition.action is not None:
-            fn = _find_action(self.registry, transition.action)
+            fn = _find_action(self.registry, transition.action, trusted=transition.trusted)
             if fn is not None:
                 action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
         outcome = self.run_gated(
@@ -297,10 +297,10 @@ class Gates:
         return drafts
 
 
-def _find_action(registry: Registry, ref: str) -> Callable[..., Any] | None:
+def _find_action(registry: Registry, ref: str, *, trusted: bool) -> Callable[..., Any] | None:
     """The callable for an action reference; ``None`` when a plain name is only a label."""
     if ":" in ref:
-        return registry.resolve_action(ref)
+        return registry.resolve_action(ref, trusted=trusted)
     try:
         return registry.resolve_action(ref)
     except SkillnbError:
