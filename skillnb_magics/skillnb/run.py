@@ -34,6 +34,7 @@ from skillnb.core.workflow import Workflow
 from skillnb.errors import SkillnbError, WorkflowError
 from skillnb.service.approvals import Approvals
 from skillnb.service.batches import ProgressFactory, iterate
+from skillnb.service.claims import Claims, lease_from_env
 from skillnb.service.facts import write_fact
 from skillnb.service.gates import Gates, StepOutcome
 from skillnb.service.journal import Clock, ListenerWarning, RunJournal
@@ -43,6 +44,11 @@ from skillnb.store.protocol import Store
 from skillnb.store.sidecar import SidecarStore, sidecar_dir_for
 
 if TYPE_CHECKING:
+    from skillnb.core.capacity import Limits
+    from skillnb.core.pins import Extractor
+    from skillnb.core.suggest import Suggestion
+    from skillnb.memory.archive import ArchiveReport
+    from skillnb.memory.recall import Recalled
     from skillnb.skillmemory import SkillMemory
 
 __all__ = ["ListenerWarning", "Run", "RunListener", "open_run", "sidecar_exists"]
@@ -57,7 +63,8 @@ class Run:
 
     Attributes:
         journal: the journal core every part of the run shares (state, refresh, commit).
-        steps: the durable-step lifecycle (start, fail, uncertain, clear).
+        claims: who runs which step or batch item (claims, leases, heartbeats).
+        steps: the durable-step lifecycle (claim, run, fail, uncertain, clear).
         gates: gate evaluation, gated steps and transitions.
         approvals: approval requests and decisions.
         notebook: the notebook the run belongs to, when opened from one.
@@ -76,17 +83,22 @@ class Run:
         memory: SkillMemory | bool | None = None,
         blob_threshold: int | None = None,
         notebook: Path | None = None,
+        limits: Limits | None = None,
+        lease: float | None = None,
     ) -> None:
         self.notebook = notebook
+        settings = os.environ if env is None else env
         self.journal = RunJournal(
             store,
             clock=clock,
             user=user,
-            env=os.environ if env is None else env,
+            env=settings,
             memory=memory,
             blob_threshold=blob_threshold,
+            limits=limits,
         )
-        self.steps = Steps(self.journal)
+        self.claims = Claims(self.journal, lease_from_env(settings, lease))
+        self.steps = Steps(self.journal, self.claims)
         self.gates = Gates(self.journal, self.steps)
         self.approvals = Approvals(self.journal)
         self.progress_factory: ProgressFactory | None = None
@@ -177,8 +189,8 @@ class Run:
     # -- reading -------------------------------------------------------------------------
     @property
     def id(self) -> str:
-        """The run's id."""
-        return self.journal.state.run_id
+        """The run's id (a new run records it with its first write)."""
+        return self.journal.run_id
 
     @property
     def state(self) -> str | None:
@@ -254,7 +266,7 @@ class Run:
         """Compute fact ``key`` as a durable step, or restore it when its source is unchanged.
 
         See :func:`skillnb.service.steps.formalize_step` for ``options`` (``source_hash``,
-        ``cell_id``, ``kind``, ``note``, ``force``, ``idempotent``, ``extract``).
+        ``cell_id``, ``kind``, ``note``, ``force``, ``idempotent``, ``extract``, ``wait``).
         """
         return formalize_step(self.steps, key, compute, **options)
 
@@ -291,6 +303,73 @@ class Run:
         """Write a snapshot so that opening the run replays only what came after."""
         self.journal.compact()
 
+    @property
+    def limits(self) -> Limits:
+        """How much the run keeps live before archiving old versions, and when it warns."""
+        return self.journal.limits
+
+    # -- pins and long-term memory -------------------------------------------------------
+    def pin(
+        self,
+        text: str,
+        kind: FactKind = "note",
+        *,
+        key: str | None = None,
+        extractor: Extractor | None = None,
+    ) -> tuple[Fact, list[Suggestion], dict[str, Any]]:
+        """Keep ``text`` as a fact (a note by default) and offer what ``extractor`` reads in it.
+
+        Returns:
+            The pinned fact, the extractor's suggestions (best first) and their values; the
+            suggestions are offered, never kept: ``run.formalize(name, values[name], kind)``
+            keeps one.
+
+        Raises:
+            SkillnbError: ``text`` is empty.
+            ValueError: the extractor returned something malformed.
+
+        """
+        from skillnb.core.pins import extract, pin_key
+
+        if not isinstance(text, str) or not text.strip():
+            raise SkillnbError("a pin needs some text to remember")
+        fact = self.formalize(key or pin_key(text), text, kind=kind)
+        if extractor is None:
+            return fact, [], {}
+        found, values = extract(text, extractor, self.facts)
+        return fact, found, values
+
+    def archive(self, *, force: bool = False) -> ArchiveReport:
+        """File this finished run in its skill's archive and recall index; shrink the sidecar.
+
+        See :mod:`skillnb.memory.archive`.
+
+        Raises:
+            SkillnbError: the run has no workflow, or is not finished and ``force`` is false.
+
+        """
+        from skillnb.memory.archive import archive_run
+
+        journal = self.journal
+        return archive_run(self, force=force, env=journal.env, now=journal.clock())
+
+    def recall(
+        self, query: str | None = None, k: int = 5, *, state: str | None = None
+    ) -> list[Recalled]:
+        """Items of the skill's archived runs most relevant to ``query``, best first.
+
+        Items recorded in ``state`` (default: this run's current state) are preferred; each
+        names its run, state and date. Without a query, the run's state, workflow and
+        decisions are the query.
+
+        Raises:
+            SkillnbError: the run has no workflow (so no skill to recall from).
+
+        """
+        from skillnb.memory.archive import recall_for
+
+        return recall_for(self, query, k, state=state, env=self.journal.env)
+
     # -- gates, transitions, approvals, steps --------------------------------------------
     def check(self, trigger: str, *, gates: Sequence[GateSpec] = ()) -> GateReport:
         """Evaluate the gates of ``trigger`` (plus ``gates``) without firing: a dry run.
@@ -308,9 +387,13 @@ class Run:
     def fire(self, trigger: str) -> Event:
         """Fire ``trigger``: evaluate its gates, run its action (called with this run), move.
 
+        The action runs only after the step is claimed, in the append that consumes its
+        approvals: one approval runs the action at most once, whatever the processes.
+
         Raises:
             TransitionNotAllowed: no transition ``trigger`` from the current state.
             GateBlocked: a blocking gate failed (its report is recorded).
+            StepInProgress: another live process is running this transition's action.
             UncertainStep: the action started earlier and never finished.
 
         """
@@ -328,8 +411,14 @@ class Run:
         idempotent: bool = False,
         on_block: Literal["raise", "skip"] = "raise",
         skip_done: bool = False,
+        wait: float = 0.0,
     ) -> StepOutcome:
-        """Run ``body`` as a durable step once its gates pass (see :meth:`Gates.run_gated`)."""
+        """Run ``body`` as a durable step once its gates pass (see :meth:`Gates.run_gated`).
+
+        Raises:
+            StepInProgress: another live process runs this step (after ``wait`` seconds).
+
+        """
         return self.gates.run_gated(
             trigger,
             body,
@@ -340,6 +429,7 @@ class Run:
             idempotent=idempotent,
             on_block=on_block,
             skip_done=skip_done,
+            wait=wait,
         )
 
     def pending(self) -> list[Approval]:
@@ -391,15 +481,18 @@ class Run:
         key: Callable[[T], str] | None = None,
         limit: int | None = None,
     ) -> Iterator[T]:
-        """Yield the items of ``batch`` that are not done yet, across sessions.
+        """Yield the items of ``batch`` that are not done yet, across sessions and processes.
 
-        An item is marked done (durably) when the loop asks for the next one or ends normally.
-        An item whose loop body raised, was left by ``break``, or was in flight when the
-        process died stays not done and is yielded again next time. ``limit`` ends the loop
-        normally after that many items (a day's share), so the last one is marked done too.
+        Each item is claimed for this process before it is yielded and marked done (durably)
+        when the loop asks for the next one or ends normally. Several processes may run this
+        loop over one batch: each skips the items another live process holds. An item whose
+        loop body raised or was left by ``break`` stays not done and is released; one in
+        flight when the process died is offered again once its owner is seen dead (or its
+        lease expired): at-least-once execution, exactly-once completion. ``limit`` ends the
+        loop normally after that many items (a day's share), so the last one is done too.
         """
         return iterate(
-            self.journal, batch, items, key=key, limit=limit, progress=self.progress_factory
+            self.claims, batch, items, key=key, limit=limit, progress=self.progress_factory
         )
 
     # -- views ---------------------------------------------------------------------------
@@ -407,11 +500,15 @@ class Run:
         """The run at a glance as JSON-safe data (see :mod:`skillnb.service.view`)."""
         return describe(self.gates, evaluate_code=evaluate_code)
 
-    def summary(self, max_chars: int = 4000, *, stable: bool = False) -> str:
+    def summary(
+        self, max_chars: int = 4000, *, stable: bool = False, recall: str | bool = False
+    ) -> str:
         """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`).
 
         With ``stable``, what differs between two executions of the same notebook (recorded
-        times, the run id, approval request ids) is left out, for notebook outputs.
+        times, the run id, approval request ids) is left out, for notebook outputs. With
+        ``recall`` (``True``, or a query), the top items recalled from the skill's archived
+        runs are included, inside the data block and within the budget.
         """
         from skillnb.core.summary import render_summary
 
@@ -424,13 +521,38 @@ class Run:
         )
         if stable and remembered is not None:
             remembered = remembered.replace(self.id, "this run")
+        recalled = self._recalled_lines(recall, stable) if recall else []
         return render_summary(
-            stable_view(view) if stable else view, max_chars=max_chars, memory=remembered
+            stable_view(view) if stable else view,
+            max_chars=max_chars,
+            memory=remembered,
+            recalled=recalled,
         )
+
+    def close(self) -> None:
+        """Release the run's files and locks (idempotent); the run may not be used after."""
+        self.journal.close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _recalled_lines(self, recall: str | bool, stable: bool) -> list[str]:
+        if self.workflow is None:
+            return []
+        found = self.recall(recall if isinstance(recall, str) else None)
+        if stable:
+            return [
+                f"[earlier run, {r.state or 'no state'}] {r.text.replace(r.run_id, 'earlier run')}"
+                for r in found
+            ]
+        return [r.line() for r in found]
 
     def __repr__(self) -> str:
         state = self.journal.state
-        return f"<Run {state.run_id} state={state.state!r} v{state.version}>"
+        return f"<Run {self.id} state={state.state!r} v{state.version}>"
 
 
 def sidecar_exists(notebook: str | Path) -> bool:
@@ -450,6 +572,8 @@ def open_run(
     env: Mapping[str, str] | None = None,
     memory: SkillMemory | bool | None = None,
     blob_threshold: int | None = None,
+    limits: Limits | None = None,
+    lease: float | None = None,
 ) -> Run:
     """Open (or create) the run of ``notebook``, of ``state_dir``, or over ``store``.
 
@@ -464,6 +588,9 @@ def open_run(
         memory: a :class:`~skillnb.skillmemory.SkillMemory`, ``False`` to feed none, or
             ``None`` for the workflow's skill memory.
         blob_threshold: values whose JSON is larger go to the blob folder.
+        limits: per-run limits (default from ``SKILLNB_MAX_FACTS`` / ``SKILLNB_MAX_BYTES``).
+        lease: seconds a claim binds processes on other hosts unless renewed (default:
+            ``$SKILLNB_LEASE_SECONDS`` or 60).
 
     """
     if isinstance(workflow, Path):
@@ -485,4 +612,6 @@ def open_run(
         memory=memory,
         blob_threshold=blob_threshold,
         notebook=nb_path,
+        limits=limits,
+        lease=lease,
     )

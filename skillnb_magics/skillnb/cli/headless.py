@@ -33,6 +33,7 @@ from skillnb.cli.target import UsageError, clean, command_path
 from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.notebook_file import load_notebook
+from skillnb.service.wait import wait_seconds
 from skillnb.skillmemory import default_home
 
 if TYPE_CHECKING:
@@ -89,7 +90,14 @@ def _last_line(text: str) -> str:
     return clean(lines[-1]) if lines else ""
 
 
-def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | None) -> Execution:
+def execute(
+    nb: Any,
+    notebook: Path,
+    *,
+    timeout: float | None,
+    kernel: str | None,
+    extra_env: Mapping[str, str] | None = None,
+) -> Execution:
     """Run every cell of ``nb`` (an nbformat node, updated in place) in a fresh kernel.
 
     The kernel's own stderr (start-up chatter) is kept out of the terminal; its last line is
@@ -111,7 +119,8 @@ def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | Non
         on_cell_execute=started,
     )
     with tempfile.TemporaryFile() as kernel_log:
-        execution = _execute(client, notebook, kernel_log, timeout)
+        env = kernel_env(notebook, {**os.environ, **(extra_env or {})})
+        execution = _execute(client, env, kernel_log, timeout)
         if execution.executed and execution.error is not None and current:
             execution.cell = current[-1]
         if execution.error == "kernel":
@@ -125,13 +134,13 @@ def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | Non
 
 
 def _execute(
-    client: Any, notebook: Path, kernel_log: IO[bytes], timeout: float | None
+    client: Any, env: dict[str, str], kernel_log: IO[bytes], timeout: float | None
 ) -> Execution:
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     try:
-        client.execute(env=kernel_env(notebook), stderr=kernel_log)
+        client.execute(env=env, stderr=kernel_log)
     except CellExecutionError as exc:
         # A blocked gate's text names each gate and its reason on its own line: keep them all.
         lines = [clean(line.strip()) for line in (exc.evalue or "").splitlines() if line.strip()]
@@ -243,16 +252,21 @@ def run_command(args: argparse.Namespace) -> int:
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
     nb = _parameterize(nb, getattr(args, "parameters", None))
-    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel)
+    waiting = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else None
+    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel, extra_env=waiting)
     try:
         run = _open_after(notebook)
     except SkillnbError:
         if execution.executed:
             _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
         raise
-    if execution.executed:
-        _write(nb, out, run)
-    return _outcome(execution, run, command_path(notebook))
+    try:
+        if execution.executed:
+            _write(nb, out, run)
+        return _outcome(execution, run, command_path(notebook))
+    finally:
+        if run is not None:
+            run.close()
 
 
 def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -276,5 +290,11 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="append",
         metavar=("NAME", "VALUE"),
         help="set a parameter, as papermill does (repeatable)",
+    )
+    run.add_argument(
+        "--wait",
+        type=wait_seconds,
+        metavar="SECONDS",
+        help="when another process runs a gated or formalized step, wait up to SECONDS",
     )
     run.set_defaults(handler=run_command)

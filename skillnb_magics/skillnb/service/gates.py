@@ -45,6 +45,18 @@ class StepOutcome:
     """The events the step committed."""
 
 
+@dataclass(frozen=True)
+class _GatedStep:
+    """What identifies one gated step while it is claimed, run and committed."""
+
+    key: str
+    trigger: str | None
+    source_hash: str | None
+    cell_id: str | None
+    idempotent: bool
+    skip_done: bool
+
+
 class Gates:
     """Evaluate gates, run gated steps and fire transitions of one run.
 
@@ -191,79 +203,115 @@ class Gates:
         idempotent: bool = False,
         on_block: Literal["raise", "skip"] = "raise",
         skip_done: bool = False,
+        wait: float = 0.0,
     ) -> StepOutcome:
         """Run ``body`` as a durable step once the gates of ``trigger`` and ``gates`` pass.
 
         With ``skip_done``, a step already committed with the same ``source_hash`` is reported
         as ``done`` and not run again, unless the workflow is back in a state where
-        ``trigger`` applies again.
+        ``trigger`` applies again. The body runs only after the step is claimed, in one
+        append with the approvals it uses (so one approval runs one body, once); while
+        another live process holds the step, this one waits up to ``wait`` seconds.
 
         Raises:
             GateBlocked: a blocking gate failed and ``on_block`` is ``"raise"``.
             TransitionNotAllowed: ``trigger`` does not apply in the current state.
+            StepInProgress: another live process runs the step (after ``wait`` seconds).
             UncertainStep: the step started earlier and never committed.
 
         """
-        self.journal.refresh()
         step_key = key or (f"gate:{trigger}" if trigger else "gate")
-        if skip_done and self._done_before(step_key, trigger, source_hash):
-            return StepOutcome(status="done")
-        specs = self.specs(trigger, gates)
-        report = self.evaluate(specs, trigger)
-        if not report.passed:
-            self._record_block(step_key, report, specs, trigger)
-            if on_block == "skip":
-                return StepOutcome(status="blocked", report=report)
-            raise GateBlocked(report, state=report.state, trigger=trigger)
-        self.steps.refuse_uncertain(step_key, idempotent)
-        started = body is not None
-        if started:
-            self.steps.start(step_key, source_hash, cell_id, idempotent)
-        try:
-            result = body() if body is not None else None
-        except BaseException as exc:
-            self.steps.fail(step_key, exc)
-            raise
-        events = self._finish(step_key, trigger, report, started, source_hash)
+        step = _GatedStep(step_key, trigger, source_hash, cell_id, idempotent, skip_done)
+
+        def attempt() -> StepOutcome | tuple[GateReport, list[str]]:
+            return self._claim(step, gates, on_block, body is not None)
+
+        claimed = self.steps.waiting(wait, attempt)
+        if isinstance(claimed, StepOutcome):
+            return claimed
+        report, used = claimed
+        result = self.steps.run_body(step_key, body) if body is not None else None
+        events = self._finish(step, report, used, started=body is not None)
         return StepOutcome(status="ran", report=report, result=result, events=events)
 
-    def _done_before(self, key: str, trigger: str | None, source_hash: str | None) -> bool:
-        state = self.journal.state
+    def _claim(
+        self,
+        step: _GatedStep,
+        gates: Sequence[GateSpec],
+        on_block: Literal["raise", "skip"],
+        has_body: bool,
+    ) -> StepOutcome | tuple[GateReport, list[str]]:
+        """Evaluate the gates and claim the step; the outcome when it will not run."""
+        state = self.journal.refresh()
+        self.steps.check_free(state, step.key)
+        if step.skip_done and self._done_before(state, step):
+            return StepOutcome(status="done")
+        specs = self.specs(step.trigger, gates)
+        report = self.evaluate(specs, step.trigger)
+        if not report.passed:
+            self._record_block(step.key, report, specs, step.trigger)
+            if on_block == "skip":
+                return StepOutcome(status="blocked", report=report)
+            raise GateBlocked(report, state=report.state, trigger=step.trigger)
+        used = [r.gate for r in report.results if r.kind == "approval" and r.passed]
+        if not has_body:  # nothing runs: the finishing append checks and consumes everything
+            self.steps.refuse_uncertain(state, step.key, step.idempotent)
+            return report, used
+
+        def also(now: RunState) -> list[EventDraft] | None:
+            if step.skip_done and self._done_before(now, step):
+                return None
+            if step.trigger is not None:
+                self._fire_drafts(now, step.trigger, set())  # raises when it no longer applies
+            return self._consume(now, used)
+
+        if not self.steps.claim(step.key, step.source_hash, step.cell_id, step.idempotent, also):
+            return StepOutcome(status="done")
+        return report, []
+
+    def _consume(self, state: RunState, used: list[str]) -> list[EventDraft]:
+        drafts: list[EventDraft] = []
+        for gate in used:
+            request = open_request(state, gate)
+            if request is None or request.status != "approved":
+                raise SkillnbError(
+                    f"the approval for {gate!r} was used or changed by another process before "
+                    "this step could start; ask for approval again"
+                )
+            drafts.append(self.journal.draft("approval.consumed", id=request.id))
+        return drafts
+
+    def _done_before(self, state: RunState, gated: _GatedStep) -> bool:
         workflow = self.journal.workflow
-        step = state.steps.get(key)
-        if step is None or step.status != "committed" or step.source_hash != source_hash:
+        step = state.steps.get(gated.key)
+        if step is None or step.status != "committed" or step.source_hash != gated.source_hash:
             return False
-        if trigger is None or workflow is None or state.state is None:
+        if gated.trigger is None or workflow is None or state.state is None:
             return True
-        return workflow.find(state.state, trigger) is None
+        return workflow.find(state.state, gated.trigger) is None
 
     def _finish(
-        self,
-        key: str,
-        trigger: str | None,
-        report: GateReport,
-        started: bool,
-        source_hash: str | None,
+        self, step: _GatedStep, report: GateReport, used: list[str], started: bool
     ) -> list[Event]:
+        """Commit the step: report, approvals, transition and ``step.committed`` at once.
+
+        ``used`` lists the approval gates to consume here (none when the claim consumed them).
+        """
         journal = self.journal
-        used = [r.gate for r in report.results if r.kind == "approval" and r.passed]
+        key, trigger = step.key, step.trigger
 
         def make(state: RunState) -> list[EventDraft]:
             drafts: list[EventDraft] = []
-            if not started and source_hash is not None:  # a body-less step, recorded at once
-                drafts.append(self.steps.started_draft(key, source_hash, None, False))
+            if not started and step.source_hash is not None:  # a body-less step, recorded now
+                drafts.append(self.steps.started_draft(key, step.source_hash, None, False))
             if report.results:  # keeps the last report current: a passed step is not "blocked"
                 dump = report.model_dump(mode="json")
                 drafts.append(journal.draft("gate.reported", key=key, report=dump))
-            for gate in used:
-                request = open_request(state, gate)
-                if request is None or request.status != "approved":
-                    raise SkillnbError(f"the approval for {gate!r} changed while the step ran")
-                drafts.append(journal.draft("approval.consumed", id=request.id))
+            drafts.extend(self._consume(state, used))
             if trigger is not None:
                 consumed = {str(d.data["id"]) for d in drafts if d.type == "approval.consumed"}
                 drafts.extend(self._fire_drafts(state, trigger, consumed))
-            if started or source_hash is not None:
+            if started or step.source_hash is not None:
                 drafts.append(self.steps.committed_draft(key))
             return drafts
 
