@@ -523,3 +523,22 @@ def test_home_comes_from_root_then_env_then_user_home(tmp_path: Path) -> None:
     assert SkillMemory(SKILL, root=tmp_path / "r", env=env).path.parent == tmp_path / "r" / "memory"
     assert default_home({"SKILLNB_HOME": ""}) == Path.home() / ".skillnb"
     assert default_home({}) == Path.home() / ".skillnb"
+
+
+def test_operations_carry_their_run_and_a_run_sees_its_own_first(tmp_path: Path) -> None:
+    memory = SkillMemory("doc-extract-engine", root=tmp_path)
+    memory.record("extract", "by hand")  # no run: the file keeps its documented shape
+    memory.record("extract", "run A, day 1", run_id="run-a")
+    memory.record("extract", "run B, day 1", run_id="run-b")
+    memory.record("archive", "run A, day 2", run_id="run-a")
+    stored = json.loads(next((tmp_path / "memory").glob("*.json")).read_text(encoding="utf-8"))
+    assert "run_id" not in stored["history"][0]
+    assert stored["last_operation"]["run_id"] == "run-a"
+    assert memory.get_history(3)[0]["run_id"] == "run-b"
+    text = memory.to_prompt_summary(times=False, run_id="run-a")
+    own = text.index("earlier operations of this run")
+    others = text.index("operations of other runs of this skill")
+    assert own < text.index('"run A, day 1"') < others
+    assert others < text.index('[run "run-b"]') < text.index('"run B, day 1"')
+    assert '[run "unknown"]' in text  # the one recorded outside any run
+    assert "run-a" not in text[others:]

@@ -514,7 +514,11 @@ class Run:
 
         memory = self.memory
         view = self.describe()
-        remembered = memory.to_prompt_summary(times=not stable) if memory is not None else None
+        remembered = (
+            memory.to_prompt_summary(times=not stable, run_id=self.id)
+            if memory is not None
+            else None
+        )
         if stable and remembered is not None:
             remembered = remembered.replace(self.id, "this run")
         recalled = self._recalled_lines(recall, stable) if recall else []

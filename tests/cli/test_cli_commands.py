@@ -294,3 +294,71 @@ def test_python_dash_m_runs_the_cli(nb: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
+
+
+def test_a_closed_pipe_is_quiet_and_succeeds(nb: Path, tmp_path: Path) -> None:
+    run = _waiting_run(nb)
+    for n in range(60):
+        run.formalize("counter", n)
+    env_path = str(Path(__file__).resolve().parents[2] / "skillnb_magics")
+    command = (
+        f"{sys.executable} -m skillnb history {nb} -n 60 | head -1"  # head closes the pipe early
+    )
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Broken pipe" not in done.stderr
+    assert len(done.stdout.splitlines()) == 1
+
+
+def test_a_notebook_with_only_its_sidecar_left_still_works(
+    nb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _waiting_run(nb)
+    nb.unlink()  # the notebook moved away; its sidecar stayed
+    code, out, err = _cli(capsys, "status", nb)
+    assert code == 0, err
+    assert "pending" in out or "publish" in out
+    assert _cli(capsys, "status", nb.with_name("never.ipynb"))[0] == 2
+
+
+def test_an_unknown_gate_gets_a_suggestion(nb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _waiting_run(nb)
+    gate = run.pending()[0].gate
+    code, _, err = _cli(capsys, "approve", nb, gate + "k", "--by", "ed")
+    assert code == 1
+    assert f"unknown approval gate '{gate}k' (did you mean '{gate}'?)" in err
+
+
+def test_fork_copies_a_run_for_a_copy_of_the_notebook(
+    nb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _waiting_run(nb)
+    copy = nb.with_name("report-copy.ipynb")
+    code, out, err = _cli(capsys, "fork", nb, copy)
+    assert code == 0, err
+    assert "forked the run of report.ipynb" in out
+    assert copy.is_file()  # the notebook too, since it did not exist
+    forked = open_run(copy, memory=False)
+    assert forked.fact("budget").value == 1200  # type: ignore[union-attr]
+    assert forked.state == run.state
+    forked.formalize("budget", 99)  # from here on, the two runs go their own ways
+    assert run.fact("budget").value == 1200  # type: ignore[union-attr]
+    code, _, err = _cli(capsys, "fork", nb, copy)
+    assert code == 2
+    assert "has a run already" in err
+    assert _cli(capsys, "fork", nb.with_name("none.ipynb"), nb.with_name("x.ipynb"))[0] == 2
+
+
+def test_a_duplicated_notebook_starts_its_own_run(nb: Path) -> None:
+    run = _waiting_run(nb)
+    duplicate = nb.with_name("report-Copy1.ipynb")
+    duplicate.write_bytes(nb.read_bytes())
+    other = open_run(duplicate, memory=False)
+    assert other.id != run.id
+    assert other.facts == {}

@@ -92,7 +92,10 @@ def test_approval_flow_stops_with_3_then_finishes_without_rerunning(
     assert mirror is not None
     assert (mirror["state"], [p["gate"] for p in mirror["pending"]]) == ("review", ["publish_ok"])
     cells = saved(nb)["cells"]
-    assert cells[4]["outputs"][-1]["ename"] == "GateBlocked"
+    error = cells[4]["outputs"][-1]
+    assert error["ename"] == "WaitingForApproval"  # a GateBlocked: the run waits, no failure
+    assert "%skillnb approve publish_ok --by NAME" in error["evalue"]
+    assert "publish_ok --by NAME" in error["traceback"][-1]
     assert cells[4]["metadata"]["skillnb"]["status"] == "waiting"
     stale = mirror["pending"][0]["id"]
 

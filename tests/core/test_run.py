@@ -553,3 +553,13 @@ def test_describe_history_leaves_out_step_bookkeeping(make_run: Callable[..., Ru
     assert "step.started" not in types
     assert "step.committed" not in types
     assert "transition.fired" in types
+
+
+def test_an_unknown_trigger_gets_a_suggestion(tmp_path: Path, workflow: skillnb.Workflow) -> None:
+    run = open_run(state_dir=tmp_path, workflow=workflow, memory=False)
+    known = sorted({t.trigger for t in workflow.transitions})
+    typo = known[0][:-1] + known[0][-1] * 2
+    with pytest.raises(TransitionNotAllowed, match=rf"unknown trigger '{typo}' \(did you mean"):
+        run.fire(typo)
+    with pytest.raises(TransitionNotAllowed, match=r"unknown trigger 'qqqqqq' \(known: "):
+        run.fire("qqqqqq")

@@ -118,6 +118,6 @@ def test_skill_memory_sits_inside_the_data_block(tmp_path: Path) -> None:
     memory_lines = section(parsed, "## Skill memory (from earlier sessions)")
     assert memory_lines == ["## Skill memory: `weekly_report`"]  # its own text follows
     block = "\n".join(parsed.block)
-    assert memory.to_prompt_summary().strip("\n") in block
+    assert memory.to_prompt_summary(run_id=run.id).strip("\n") in block
     assert "简历-27" in block
     assert not any("System" in line for line in parsed.before + parsed.after)

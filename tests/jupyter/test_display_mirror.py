@@ -151,8 +151,23 @@ def test_channel_opens_lazily_and_reopens_when_the_frontend_closed_it() -> None:
     assert channel.sent == 3
 
 
-def test_without_a_frontend_the_default_comm_is_harmless(ip: RaisingShell) -> None:
+def test_without_a_frontend_no_comm_is_opened(ip: RaisingShell) -> None:
+    # No Jupyter server session: a headless client, which would log "No handler found".
     session = current_session(ip)
     assert session is not None
     cell(ip, "%%formalize a\n1")
+    assert session.channel.sent == 0  # type: ignore[union-attr]
+    ip.user_ns["__session__"] = "work/analysis.ipynb"  # what ipykernel sets under a server
+    cell(ip, "%%formalize b\n2")
     assert session.channel.sent == 1  # type: ignore[union-attr]
+
+
+def test_a_frontend_that_opens_the_target_gets_the_mirror() -> None:
+    made: list[_Comm] = []
+    channel = MirrorChannel(create=lambda **kw: made.append(_Comm(**kw)), listening=lambda: False)
+    channel.send({"n": 1})
+    assert (made, channel.sent) == ([], 0)
+    opened = _Comm()
+    channel.accept(opened)  # the handshake: the frontend opened skillnb.mirror to the kernel
+    channel.send({"n": 2})
+    assert opened.sent == [{"n": 2}]

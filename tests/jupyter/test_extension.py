@@ -104,10 +104,16 @@ def test_load_without_a_notebook_explains_how_to_say_where(
     bare_shell: RaisingShell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("SKILLNB_NOTEBOOK")
+    shown = len(bare_shell.display_pub.outputs)  # type: ignore[attr-defined]
     bare_shell.run_line_magic("load_ext", "skillnb")
-    assert "%skillnb use PATH.ipynb" in last(bare_shell)["text/plain"]
-    with pytest.raises(NoRunLocation):
+    # No warning yet: a `%skillnb use` on the next line may settle it.
+    assert len(bare_shell.display_pub.outputs) == shown  # type: ignore[attr-defined]
+    with pytest.raises(NoRunLocation, match=r"%skillnb use PATH\.ipynb"):
         cell(bare_shell, "%%formalize answer\n42")
+    with pytest.raises(SkillnbError, match="no notebook"):
+        cell(bare_shell, f"%skillnb use {tmp_path / 'other.ipynb'}")
+    assert not (tmp_path / ".skillnb").exists()
+    (tmp_path / "other.ipynb").write_text("{}")
     cell(bare_shell, f"%skillnb use {tmp_path / 'other.ipynb'}")
     cell(bare_shell, "%%formalize answer\n42")
     assert (tmp_path / ".skillnb" / "other" / "journal.jsonl").exists()

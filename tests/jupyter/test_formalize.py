@@ -82,13 +82,63 @@ def test_whitespace_and_force_do_not_count_as_edits(counted: RaisingShell) -> No
     assert formalize_source_hash("budget --force", "x") == formalize_source_hash("budget", "x")
 
 
-def test_force_recomputes(counted: RaisingShell) -> None:
+def test_force_recomputes_and_an_equal_value_records_nothing(counted: RaisingShell) -> None:
     cell(counted, COUNTED)
+    run = current_run(counted)
+    before = run.version
     cell(counted, COUNTED.replace("decision", "decision --force"))
     assert counted.user_ns["calls"] == [1, 1]
-    assert current_run(counted).fact("budget").version == 2  # type: ignore[union-attr]
+    assert run.fact("budget").version == 1  # type: ignore[union-attr]
+    assert [e.type for e in run.history(10) if e.seq > before] == [
+        "step.started",
+        "step.committed",
+    ]
+    assert last(counted)["text/plain"].splitlines()[1].startswith("unchanged: the value equals v1")
     cell(counted, COUNTED)  # --force removed again: the same cell, restored
     assert counted.user_ns["calls"] == [1, 1]
+    counted.user_ns["calls"] = [1, 2]  # the value differs now: --force records v2
+    cell(counted, COUNTED.replace("decision", "decision --force").replace("1000", "1001"))
+    assert run.fact("budget").version == 2  # type: ignore[union-attr]
+
+
+def test_each_cell_sharing_a_key_restores_its_own_version(ip: RaisingShell) -> None:
+    first = "%%formalize sources\nlog.append('a')\n['a']\n"
+    second = "%%formalize sources\nlog.append('b')\n['a', 'b']\n"
+    ip.user_ns["log"] = []
+    for _ in range(2):  # Run All twice
+        cell(ip, first)
+        assert ip.user_ns["sources"] == ["a"]
+        cell(ip, second)
+        assert ip.user_ns["sources"] == ["a", "b"]
+    assert ip.user_ns["log"] == ["a", "b"]
+    assert current_run(ip).fact("sources").version == 2  # type: ignore[union-attr]
+
+
+def test_a_changed_input_recomputes_and_says_why(counted: RaisingShell) -> None:
+    cell(counted, "# Parameters\nlimit = 5500\n")  # what papermill injects
+    body = "%%formalize budget\ncalls.append(1)\nlimit * 2\n"
+    cell(counted, body)
+    cell(counted, "%%formalize other\n'no inputs'\n")
+    cell(counted, "# Parameters\nlimit = 20000\n")
+    cell(counted, body)
+    assert counted.user_ns["calls"] == [1, 1]
+    assert "recomputed: limit changed 5500 → 20000" in last(counted)["text/plain"]
+    cell(counted, "%%formalize other\n'no inputs'\n")  # reads no input: restored
+    assert last(counted)[MIME]["status"] == "restored"
+    cell(counted, "%%formalize doubled\nbudget * 2\n")  # another fact is an input
+    cell(counted, "%%formalize doubled\nbudget * 2\n")
+    assert last(counted)[MIME]["status"] == "restored"
+    counted.user_ns["budget"] = 1
+    cell(counted, "%%formalize doubled\nbudget * 2\n")
+    assert "recomputed: budget changed 40000 → 1" in last(counted)["text/plain"]
+
+
+def test_an_input_without_a_stable_value_is_listed_once(counted: RaisingShell) -> None:
+    cell(counted, "# Parameters\nthing = object()\n")
+    cell(counted, "%%formalize a\nstr(type(thing))\n")
+    assert "not tracked (no stable value to compare): thing" in last(counted)["text/plain"]
+    cell(counted, "%%formalize b\nstr(type(thing))\n")
+    assert "not tracked" not in last(counted)["text/plain"]
 
 
 def test_edited_cell_runs_and_makes_a_new_version(counted: RaisingShell) -> None:
@@ -143,6 +193,15 @@ def test_a_value_without_encoder_is_a_visible_warning(ip: RaisingShell) -> None:
     assert data[MIME]["status"] == "warning"
     assert "cannot be restored" in data["text/plain"]
     assert current_run(ip).fact("thing").restorable is False  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("value", ["lambda x: x", "type('T', (), {})()"])
+def test_a_value_without_encoder_stays_in_this_session(ip: RaisingShell, value: str) -> None:
+    cell(ip, f"%%formalize thing\n{value}\n")
+    assert "kept in this session only" in last(ip)["text/plain"]
+    assert "recomputed after a restart" in last(ip)["text/plain"]
+    assert ip.user_ns["thing"] is not None
+    assert not isinstance(ip.user_ns["thing"], str)
 
 
 @pytest.mark.parametrize(

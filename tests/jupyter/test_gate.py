@@ -53,10 +53,14 @@ def test_a_block_skips_the_body_records_the_report_and_stops(counted: RaisingShe
             "calls.append(1)\n",
         )
     assert counted.user_ns["calls"] == []
+    # The message travels: headless clients show only these lines and the exception's text.
     assert caught.value._render_traceback_() == [  # type: ignore[attr-defined]
         "✗ GateBlocked: this cell is blocked",
-        "Run All stops here (see above).",
+        "  ✗ spend.requires (requires): missing facts: owner (formalize them first)",
+        "  ✗ spend.check (check): budget <= 5000 is false (budget=9000)",
+        "The cell body did not run. Fix the gates above, then run this cell again.",
     ]
+    assert "spend.check (check): budget <= 5000 is false" in str(caught.value)
     data = last(counted)
     assert data[MIME]["status"] == "blocked"
     assert data["text/plain"].splitlines() == [

@@ -89,8 +89,10 @@ def test_a_blocked_gate_stops_run_all_with_a_short_error(folder: Path) -> None:
     error = next(o for o in nb.cells[1].outputs if o["output_type"] == "error")
     assert error["traceback"] == [
         "✗ GateBlocked: this cell is blocked",
-        "Run All stops here (see above).",
+        "  ✗ publish.requires (requires): missing facts: report (formalize them first)",
+        "The cell body did not run. Fix the gates above, then run this cell again.",
     ]
+    assert "publish.requires (requires): missing facts: report" in error["evalue"]
     assert "✗ publish.requires (requires): missing facts: report" in plain(nb.cells[1])[0]
 
 
@@ -109,6 +111,8 @@ def test_a_blocked_cell_tagged_raises_exception_does_not_claim_run_all_stops(
     error = next(o for o in nb.cells[1].outputs if o["output_type"] == "error")
     assert error["traceback"] == [
         "✗ GateBlocked: this cell is blocked",
+        "  ✗ publish.requires (requires): missing facts: report (formalize them first)",
+        "The cell body did not run. Fix the gates above, then run this cell again.",
         "Run All goes on: the cell is tagged raises-exception (see above).",
     ]
     [badge] = plain(nb.cells[1])

@@ -84,6 +84,7 @@ def test_each_new_view_stops_the_previous_one(
         first.refresh_button.click()
         assert "owner" in first.facts.value  # ...but its buttons still work
 
+        (tmp_path / "other.ipynb").write_text("{}")
         cell(kernel_shell, f"%skillnb use {tmp_path / 'other.ipynb'}")
         assert not blocked.live  # the run it followed is no longer the session's
     finally:

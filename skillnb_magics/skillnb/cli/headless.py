@@ -7,6 +7,12 @@ kernel opens the same sidecar and skill memory as the notebook in JupyterLab wou
 ``skillnb approve`` are seen. Afterwards the executed notebook, with the metadata mirror, is
 written (to ``-o OUT`` or in place).
 
+``-p NAME VALUE`` (papermill's syntax: ``True``, ``False``, ``None``, integers and floats
+are parsed, anything else is text) injects the parameters the way papermill does, as a cell
+starting with ``# Parameters`` and tagged ``injected-parameters`` after the cell tagged
+``parameters`` (replacing an earlier injected one); formalized cells that
+read a changed parameter compute again.
+
 Exit codes: 0 finished; 3 stopped on a blocked gate or waiting for an approval; 1 any other
 error (a cell raised, a timeout, the kernel died). Each ends with a one-line reason.
 """
@@ -40,7 +46,7 @@ EXIT_ERROR = 1
 EXIT_WAITING = 3
 """Stopped on a blocked gate or a pending approval: decide, then run again."""
 
-_BLOCKED_NAMES = ("GateBlocked",)
+_BLOCKED_NAMES = ("GateBlocked", "WaitingForApproval")
 _DROPPED_ENV = ("JPY_SESSION_NAME",)  # a caller inside Jupyter must not point the kernel elsewhere
 
 
@@ -136,7 +142,9 @@ def _execute(
     try:
         client.execute(env=env, stderr=kernel_log)
     except CellExecutionError as exc:
-        reason = f"{exc.ename}: {_first_line(exc.evalue)}" if exc.evalue else exc.ename
+        # A blocked gate's text names each gate and its reason on its own line: keep them all.
+        lines = [clean(line.strip()) for line in (exc.evalue or "").splitlines() if line.strip()]
+        reason = f"{exc.ename}: {'; '.join(lines)}" if lines else exc.ename
         return Execution(error=exc.ename, message=reason)
     except CellTimeoutError:
         return Execution(error="timeout", message=f"the cell ran longer than {timeout:g} s")
@@ -195,6 +203,40 @@ def _outcome(execution: Execution, run: Run | None, target: str) -> int:
     return EXIT_FINISHED
 
 
+def parameter_value(text: str) -> Any:
+    """Parse a ``-p`` value as papermill's command line does."""
+    constants: dict[str, Any] = {"True": True, "False": False, "None": None}
+    if text in constants:
+        return constants[text]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def _parameterize(nb: Any, pairs: list[list[str]] | None) -> Any:
+    """Inject ``pairs`` as papermill does: a ``# Parameters`` cell after the tagged one."""
+    if not pairs:
+        return nb
+    from nbformat.v4 import new_code_cell
+
+    for name, _ in pairs:
+        if not name.isidentifier():
+            raise UsageError(f"-p {name!r}: a parameter name must be a Python name")
+    lines = [f"{name} = {parameter_value(value)!r}" for name, value in pairs]
+    cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
+    tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
+    at = tagged[0] + 1 if tagged else 0
+    injected = new_code_cell(  # type: ignore[no-untyped-call]  # nbformat is untyped
+        "# Parameters\n" + "\n".join(lines) + "\n",
+        metadata={"tags": ["injected-parameters"]},
+    )
+    nb.cells = [*cells[:at], injected, *cells[at:]]
+    return nb
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute the notebook; write it back with the mirror; exit 0, 3 or 1 (see module docs)."""
     import nbformat
@@ -209,6 +251,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
+    nb = _parameterize(nb, getattr(args, "parameters", None))
     waiting = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else None
     execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel, extra_env=waiting)
     try:
@@ -239,6 +282,15 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     run.add_argument("--timeout", type=float, metavar="S", help="per-cell timeout in seconds")
     run.add_argument("--kernel", metavar="NAME", help="kernel name (default: the notebook's)")
+    run.add_argument(
+        "-p",
+        "--parameter",
+        dest="parameters",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        help="set a parameter, as papermill does (repeatable)",
+    )
     run.add_argument(
         "--wait",
         type=wait_seconds,

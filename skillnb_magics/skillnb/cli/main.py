@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from skillnb.cli import commands, definition, headless, recall_commands, team
+from skillnb.cli import commands, definition, fork, headless, recall_commands, team
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
 from skillnb.core.limits import InvalidName
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(metavar="COMMAND", dest="command")
     commands.add_commands(subparsers)
     headless.add_commands(subparsers)
+    fork.add_commands(subparsers)
     definition.add_commands(subparsers)
     team.add_commands(subparsers)
     recall_commands.add_commands(subparsers)
@@ -81,6 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _one_line(command: str | None, exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return clean(f"skillnb {command}: {text}" if command else f"skillnb: {text}")
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at the null device, so the exit flush raises nothing more."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (captured output): nothing to do
+        return
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -110,6 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SkillnbError as exc:
         fail(_one_line(command, exc))
         return EXIT_ERROR
+    except BrokenPipeError:  # `skillnb history NB | head -1`: the reader has what it wanted
+        _quiet_stdout()
+        return EXIT_OK
     except OSError as exc:  # permissions, a full disk: expected outside the program's control
         fail(_one_line(command, exc))
         return EXIT_ERROR

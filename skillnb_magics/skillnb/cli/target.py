@@ -114,9 +114,10 @@ def target_folder(args: argparse.Namespace) -> Path:
         return state_dir
     if notebook is None:
         raise UsageError("give a NOTEBOOK or --state-dir DIR")
-    if not notebook.is_file():
+    folder = sidecar_dir_for(notebook)
+    if not notebook.is_file() and not _has_run(folder):  # a sidecar alone is enough
         raise UsageError(f"{notebook}: no such notebook")
-    return sidecar_dir_for(notebook)
+    return folder
 
 
 def open_target(args: argparse.Namespace) -> Run:

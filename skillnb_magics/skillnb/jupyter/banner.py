@@ -2,7 +2,8 @@
 
 With a recorded run, a short resume banner (state, last operation, pending approvals,
 uncertain steps, batch progress, the skill memory's last operation). Without one, a line
-saying where the run will live, a hint when the saved notebook shows a run whose sidecar is
+saying where the run will live (nothing when no notebook is known yet: the first magic that
+needs the run says how to name it), a hint when the saved notebook shows a run whose sidecar is
 gone, or a warning when its ``metadata["skillnb"]`` is malformed (never evaluated).
 """
 
@@ -27,8 +28,9 @@ def startup_output(session: NotebookSession) -> Output | None:
     quiet = session.config.verbosity == "quiet"
     try:
         kind, path = session.target()
-    except NoRunLocation as exc:
-        return Output("status", "warning", "⚠ SKILL.nb: which notebook is this?", [str(exc)])
+    except NoRunLocation:
+        # Not yet: `%skillnb use` may follow; the first magic that needs the run says so.
+        return None
     try:
         if session.run_exists():
             return _resume_banner(session, quiet)

@@ -64,8 +64,31 @@ def _facts(session: NotebookSession, _args: argparse.Namespace) -> Output:
     return Output("facts", "ok", f"facts ({len(facts)})", lines)
 
 
+_SETTLED = {"approve": ("approved", "consumed"), "reject": ("rejected",)}
+
+
+def _already_decided(run: Run, gate: str, command: str) -> Output | None:
+    """An info line when the latest request of ``gate`` was already decided this way.
+
+    Run All over a finished run passes the approve cell again; that is not an error.
+    """
+    requests = [a for a in run.snapshot.approvals.values() if a.gate == gate]
+    if not requests:
+        return None
+    latest = max(requests, key=lambda a: a.requested_seq)
+    if latest.status not in _SETTLED[command]:
+        return None
+    used = " and used" if latest.status == "consumed" else ""
+    verb = "approved" if command == "approve" else "rejected"
+    lines = [f"already {verb}{used} by {latest.decided_by or 'someone'}: nothing to do"]
+    return Output("approval", "ok", f"✓ {gate} already {verb}", lines, key=gate)
+
+
 def _decide(session: NotebookSession, args: argparse.Namespace) -> Output:
     run = session.run
+    settled = _already_decided(run, args.gate, args.command)
+    if settled is not None:
+        return settled
     decide = run.approve if args.command == "approve" else run.reject
     approval = decide(args.gate, by=args.by, note=args.note)
     note = f": {approval.note}" if approval.note else ""

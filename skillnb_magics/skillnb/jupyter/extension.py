@@ -85,6 +85,7 @@ def load_ipython_extension(shell: Any) -> None:
     shell.events.register("post_run_cell", session.post_run_cell)
     shell.events.register("pre_run_cell", watcher.pre_run_cell)
     shell.events.register("post_run_cell", watcher.post_run_cell)
+    _handshake(session, register=True)
     output = startup_output(session)
     if output is not None:
         session.show(output)
@@ -113,6 +114,7 @@ def unload_ipython_extension(shell: Any) -> None:
         for name in names:
             shell.magics_manager.magics[kind].pop(name, None)
     session = magics.session
+    _handshake(session, register=False)
     for event in _EVENTS:
         handler = getattr(session, event)
         if handler in shell.events.callbacks[event]:
@@ -120,3 +122,19 @@ def unload_ipython_extension(shell: Any) -> None:
     if session.config in shell.configurables:
         shell.configurables.remove(session.config)
     session.close()
+
+
+def _handshake(session: NotebookSession, *, register: bool) -> None:
+    """Let a frontend open ``skillnb.mirror`` to the kernel: the mirror then uses that comm."""
+    from skillnb.jupyter.mirror import MIRROR_TARGET
+
+    try:
+        import comm
+
+        manager = comm.get_comm_manager()
+        if register:
+            manager.register_target(MIRROR_TARGET, session.channel.accept)
+        else:
+            manager.unregister_target(MIRROR_TARGET, session.channel.accept)
+    except (ImportError, KeyError, AttributeError):  # no comm support here: nothing to hear
+        return

@@ -9,11 +9,13 @@ and the reader sees one short, actionable message.
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import TypeVar
 
-from skillnb.errors import GateBlocked, SkillnbError
+from skillnb.errors import GateBlocked, SkillnbError, WaitingForApproval
 
-__all__ = ["explain", "shorten"]
+__all__ = ["explain", "shorten", "travelling"]
 
 E = TypeVar("E", bound=BaseException)
 
@@ -43,3 +45,41 @@ def explain(exc: SkillnbError) -> list[str]:
         lines.append(f"  ⚠ {result.gate} ({result.kind}): {result.message}")
     lines.append("The cell body did not run. Fix the gates above, then run this cell again.")
     return lines
+
+
+def _approve_lines(exc: GateBlocked, notebook: Path | None) -> list[str]:
+    gates = [r.gate for r in exc.report.blocking if r.kind == "approval"]
+    lines = []
+    for gate in dict.fromkeys(gates):
+        where = f"skillnb approve {shlex.quote(str(notebook))} " if notebook is not None else ""
+        lines.append(f"  approve: %skillnb approve {gate} --by NAME")
+        if where:
+            lines.append(f"       or: {where}{shlex.quote(gate)} --by NAME")
+    return lines
+
+
+def travelling(exc: GateBlocked, notebook: Path | None, note: str | None = None) -> GateBlocked:
+    """Return ``exc`` made to carry its whole story in its own text.
+
+    Headless clients (papermill, nbconvert, nbmake, pytest) show only the exception's
+    rendered lines and text, never the notebook's outputs above it: the text names each
+    failed gate with its reason and, for approvals, the exact approve command. A block made
+    only of approval gates becomes :class:`~skillnb.errors.WaitingForApproval`.
+    """
+    waiting = bool(exc.report.blocking) and all(r.kind == "approval" for r in exc.report.blocking)
+    if waiting and not isinstance(exc, WaitingForApproval):
+        exc = WaitingForApproval(exc.report, state=exc.state, trigger=exc.trigger)
+    lines = explain(exc)
+    if waiting:
+        lines[0] = (
+            lines[0]
+            .replace("GateBlocked", "WaitingForApproval")
+            .replace("is blocked", "waits for a person's approval")
+        )
+        lines[-1] = "The cell body did not run. Approve, then run this cell again:"
+        lines += _approve_lines(exc, notebook)
+    if note is not None:
+        lines.append(note)
+    head = lines[0].split(": ", 1)[-1]
+    exc.args = ("\n".join([head, *(line.strip() for line in lines[1:] if line.strip())]),)
+    return shorten(exc, lines)

@@ -22,7 +22,7 @@ from IPython.core.magic import Magics, magics_class
 
 from skillnb.errors import GateBlocked, RunReplaced, SkillnbError
 from skillnb.jupyter import cellexec, commands, outcomes
-from skillnb.jupyter.failure import explain, shorten
+from skillnb.jupyter.failure import explain, shorten, travelling
 from skillnb.jupyter.mirror import cell_text
 from skillnb.jupyter.session import NotebookSession
 from skillnb.service.wait import wait_from_env, wait_seconds
@@ -118,11 +118,11 @@ class SkillnbMagics(Magics):
             self._shown = exc
             raise
 
-    def _stops_here(self) -> str:
-        """The last line of a blocked cell's error: whether Run All stops at this cell."""
+    def _run_all_note(self) -> str | None:
+        """A blocked cell's last line when Run All does not stop there (tagged raises-exception)."""
         if "raises-exception" in self.session.cell_tags():
             return "Run All goes on: the cell is tagged raises-exception (see above)."
-        return "Run All stops here (see above)."
+        return None
 
     @contextmanager
     def _reporting(self, what: str, name: str | None = None) -> Iterator[None]:
@@ -133,7 +133,8 @@ class SkillnbMagics(Magics):
         except GateBlocked as exc:
             self.session.show(outcomes.blocked(exc, name))
             self.session.show_view(self.session.run)
-            raise shorten(exc, [*explain(exc)[:1], self._stops_here()]) from None
+            where = self.session.location.path if self.session.location is not None else None
+            raise travelling(exc, where, note=self._run_all_note()) from None
         except SkillnbError as exc:
             if isinstance(exc, RunReplaced):
                 self.session.close_run()  # the next magic opens the run standing here now
@@ -199,21 +200,41 @@ class SkillnbMagics(Magics):
         ):
             raise UsageError(_NO_EXPRESSION)
         with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
-            outcome = self.session.run.formalize_step(
+            run = self.session.run
+            inputs = self._inputs(cell, args.key, run)
+            outcome = run.formalize_step(
                 args.key,
                 lambda: self._execute(cell, capture, args.var),
-                source_hash=formalize_source_hash(line, cell),
+                source_hash=inputs.identity(formalize_source_hash(line, cell)),
                 cell_id=self.session.cell_id,
                 kind=args.kind,
                 note=args.note,
                 force=args.force,
                 idempotent=args.idempotent,
+                inputs=inputs.previews,
                 wait=self._wait(args.wait),
             )
         name = args.var or args.key
-        assigned = outcome.fact.restorable and self.session.assign(name, outcome.fact.value)
-        output = outcomes.formalized(outcome, restored_as=name if assigned else None, notes=notes)
+        fresh = outcome.status != "restored"
+        if outcome.fact.restorable and not (fresh and outcome.status == "unchanged"):
+            assigned = self.session.assign(name, outcome.fact.value)
+        else:  # no encoding (or --force found it equal): the computed value stays here
+            assigned = fresh and self.session.assign(name, outcome.value)
+        untracked = [n for n in inputs.untracked if n not in self.session.untracked_shown]
+        self.session.untracked_shown.update(untracked)
+        output = outcomes.formalized(
+            outcome, restored_as=name if assigned else None, notes=notes, untracked=untracked
+        )
         self.session.show(output, source=cell_text("formalize", line, cell))
+
+    def _inputs(self, cell: str, key: str, run: Any) -> Any:
+        """The inputs of a formalized cell: parameters and other facts it reads."""
+        from skillnb.jupyter.inputs import cell_inputs
+
+        code = self.session.shell.transform_cell(cell)
+        facts = {k for k in run.facts if k != key}
+        parameters = self.session.parameter_names()
+        return cell_inputs(code, self.session.shell.user_ns, parameters, facts)
 
     def _formalize_auto(self, args: argparse.Namespace, cell: str) -> None:
         """``%%formalize --auto``: run the cell, keep what :func:`skillnb.suggest` offers."""

@@ -3,8 +3,13 @@
 The kernel never writes the open ``.ipynb``. After a cell changed the run, it sends
 ``{"v": 1, "notebook": <metadata["skillnb"]>, "cell_id": str | None, "cell": <cell mirror>}``
 on a comm with target ``skillnb.mirror``; the JupyterLab extension registers that target on
-the notebook's kernel and writes the data into the notebook model, so saving carries it. With
-no frontend listening (nbclient, a terminal) the messages go nowhere, harmlessly.
+the notebook's kernel and writes the data into the notebook model, so saving carries it.
+
+The comm opens only when a frontend can have registered the target: the kernel was started by
+a Jupyter server for a notebook session (``__session__`` / ``JPY_SESSION_NAME``), or a
+frontend opened a ``skillnb.mirror`` comm to the kernel itself (a handshake). Headless
+clients (nbclient, nbconvert, papermill, nbmake) would otherwise log "No handler found for
+comm target" for every cell that changed the run.
 
 The mirror's shapes are built by :mod:`skillnb.jupyter.notebook_mirror`, shared with the
 helpers that write it into notebook files.
@@ -37,17 +42,31 @@ class MirrorChannel:
 
     Args:
         create: makes a comm (default :func:`comm.create_comm`); injectable for tests.
+        listening: tells whether a frontend may have registered the target (default: always).
 
     """
 
-    def __init__(self, create: CommFactory | None = None) -> None:
+    def __init__(
+        self, create: CommFactory | None = None, listening: Callable[[], bool] | None = None
+    ) -> None:
         self._create = create or _create_comm
+        self._listening = listening
         self._comm: Any = None
         self.sent = 0
         """How many messages were sent (for tests and diagnostics)."""
 
+    def accept(self, comm: Any, _message: Any = None) -> None:
+        """Use ``comm``, opened by a frontend to the kernel's ``skillnb.mirror`` target."""
+        self._comm = comm
+        self._listening = None
+
     def send(self, message: dict[str, Any]) -> None:
-        """Send ``message``; the first one travels with the comm's opening."""
+        """Send ``message``; the first one travels with the comm's opening.
+
+        Nothing is sent while no frontend can be listening.
+        """
+        if self._listening is not None and not self._listening():
+            return
         if self._comm is None or getattr(self._comm, "_closed", False):
             # A frontend without the target closes the comm; the next change tries again.
             self._comm = self._create(target_name=MIRROR_TARGET, data=message)

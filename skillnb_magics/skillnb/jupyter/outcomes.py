@@ -30,13 +30,28 @@ def _clip(text: str, limit: int = _PREVIEW) -> str:
 
 
 def formalized(
-    outcome: FormalizeOutcome, *, restored_as: str | None, notes: Sequence[str] = ()
+    outcome: FormalizeOutcome,
+    *,
+    restored_as: str | None,
+    notes: Sequence[str] = (),
+    untracked: Sequence[str] = (),
 ) -> Output:
     """``📌 budget v2`` after a computation, ``↺ budget v2`` when restored and nothing ran."""
     fact = outcome.fact
     lines = [f"{fact.kind} = {_clip(fact.preview)}", *(f"⚠ {note}" for note in notes)]
-    if not fact.restorable and not notes:
-        lines.append("⚠ stored as text only (no encoder for this type): it cannot be restored")
+    if untracked:
+        lines.append(f"not tracked (no stable value to compare): {', '.join(untracked)}")
+    if outcome.status == "unchanged":
+        lines.insert(0, f"unchanged: the value equals v{fact.version}, no new version recorded")
+        return Output("formalize", "ok", f"= {fact.key} v{fact.version}", lines, key=fact.key)
+    if not fact.restorable:
+        where = f" as `{restored_as}`" if restored_as else ""
+        lines.append(
+            f"⚠ no encoder for this type: kept in this session only{where}; "
+            "recomputed after a restart"
+        )
+    if outcome.status == "computed" and outcome.reason:
+        lines.insert(0, f"recomputed: {outcome.reason}")
     if outcome.status == "restored":
         where = f" into `{restored_as}`" if restored_as else ""
         lines.insert(0, f"restored v{fact.version}{where} (source unchanged; the cell did not run)")

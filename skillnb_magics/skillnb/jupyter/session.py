@@ -21,8 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import SkillnbError
-from skillnb.jupyter.discovery import NotebookLocation, find_notebook, resolve_notebook
+from skillnb.jupyter.discovery import (
+    NotebookLocation,
+    find_notebook,
+    named_notebooks,
+    notebook_holding,
+    papermill_input,
+    parent_process,
+    resolve_use,
+)
 from skillnb.jupyter.display import Output, build_bundle
+from skillnb.jupyter.inputs import Parameters
 from skillnb.jupyter.mirror import MirrorChannel, mirrors
 
 if TYPE_CHECKING:
@@ -70,6 +79,8 @@ class NotebookSession:
         env: the environment to read (default ``os.environ``).
         cwd: the kernel's working folder (default the current one).
         channel: where mirror messages go (default the ``skillnb.mirror`` comm).
+        parent: the parent process's command line and working folder (default: read it),
+            to find papermill's input notebook.
 
     """
 
@@ -81,13 +92,25 @@ class NotebookSession:
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         channel: MirrorChannel | None = None,
+        parent: tuple[list[str], str] | None = None,
     ) -> None:
         self.shell = shell
         self.config = config
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or Path.cwd()
-        self.channel = channel or MirrorChannel()
+        self.channel = channel or MirrorChannel(listening=self._frontend_listens)
         self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
+        self._parent = parent if parent is not None else parent_process()
+        if self.location is None:
+            found = papermill_input(self._parent)
+            if found is not None:
+                self.location = NotebookLocation(found, "papermill")
+        self._looked_for: str | None = None
+        self._raw_cell: str | None = None
+        self.parameters = Parameters()
+        """The notebook's parameter names (inputs of formalized cells)."""
+        self.untracked_shown: set[str] = set()
+        """Inputs already reported as not tracked (each is said once)."""
         self.cell_id: str | None = None
         self.cell_source = ""
         self.depth = 0
@@ -100,6 +123,11 @@ class NotebookSession:
         self._view: RunView | None = None
         self._follower: ChangeFollower | None = None
         config.observe(self._settings_changed, names=_SETTINGS)
+
+    def _frontend_listens(self) -> bool:
+        """A Jupyter server started this kernel for a notebook (JupyterLab, Notebook 7)."""
+        session = self.shell.user_ns.get("__session__") or self.env.get("JPY_SESSION_NAME")
+        return isinstance(session, str) and session.endswith(".ipynb")
 
     # -- where the run lives -------------------------------------------------------------
     def team(self) -> tuple[str, str] | None:
@@ -132,9 +160,38 @@ class NotebookSession:
             return "store", Path(team[1])
         if self.config.state_dir:
             return "state_dir", (self.cwd / Path(self.config.state_dir).expanduser()).resolve()
+        if self.location is None:
+            self._find_by_cell()
         if self.location is not None:
             return "notebook", self.location.path
         raise NoRunLocation()
+
+    def _current_cell(self) -> str:
+        """The source of the cell being run.
+
+        Seen by ``pre_run_cell``; for the cell that loads the extension, IPython's input
+        history (stored before the cell runs, unless the client asked not to store it).
+        """
+        if self._raw_cell is not None:
+            return self._raw_cell
+        history = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
+        return str(history[-1]) if history else ""
+
+    def _find_by_cell(self) -> None:
+        """Headless clients name no notebook: find the one in ``cwd`` holding this cell."""
+        cell = self._current_cell()
+        if not cell or cell == self._looked_for:
+            return
+        self._looked_for = cell
+        from skillnb.store.layout import sidecar_dir_for
+
+        def has_run(path: Path) -> bool:
+            return (sidecar_dir_for(path) / "journal.jsonl").exists()
+
+        named = named_notebooks(self._parent)
+        found = notebook_holding(cell, self.cwd, has_run=has_run, named=named)
+        if found is not None:
+            self.location = NotebookLocation(found, "the cell being run")
 
     def folder(self) -> Path:
         """Return the folder that holds (or will hold) the run's files."""
@@ -184,8 +241,20 @@ class NotebookSession:
         return f"run {name}"
 
     def use(self, path: str) -> str:
-        """Point the session at notebook ``path`` (``.ipynb``) or at state folder ``path``."""
-        notebook = resolve_notebook(path, self.cwd)
+        """Point the session at notebook ``path`` (``.ipynb``) or at state folder ``path``.
+
+        A relative path is read from the notebook's folder when that is known (else from the
+        kernel's working folder).
+
+        Raises:
+            SkillnbError: ``path`` names a notebook that does not exist.
+
+        """
+        base = self.location.path.parent if self.location is not None else self.cwd
+        try:
+            notebook = resolve_use(path, base)
+        except FileNotFoundError as exc:
+            raise SkillnbError(str(exc)) from None
         self.close_run()
         if notebook is not None:
             self.location = NotebookLocation(notebook, "%skillnb use")
@@ -372,10 +441,18 @@ class NotebookSession:
         return restored
 
     # -- cells -----------------------------------------------------------------------------
+    def parameter_names(self) -> set[str]:
+        """The notebook's parameter names (see :class:`~skillnb.jupyter.inputs.Parameters`)."""
+        return self.parameters.names(self.location.path if self.location is not None else None)
+
     def pre_run_cell(self, info: Any) -> None:
         """IPython ``pre_run_cell`` handler: remember the cell id (top-level cells only)."""
         if self.depth:
             return
+        raw = getattr(info, "raw_cell", None)
+        if isinstance(raw, str):
+            self._raw_cell = raw
+            self.parameters.saw(raw, self.location.path if self.location is not None else None)
         self.cell_id = getattr(info, "cell_id", None)
         self.cell_source = str(getattr(info, "raw_cell", "") or "")
         self._cell = None

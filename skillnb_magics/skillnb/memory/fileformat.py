@@ -22,9 +22,17 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Annotated, Any, NoReturn, TypedDict
+from typing import Annotated, Any, NoReturn, NotRequired, TypedDict
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -57,6 +65,7 @@ class Operation(TypedDict):
     summary: str
     timestamp: str
     files: list[str]
+    run_id: NotRequired[str]
 
 
 def _aware_timestamp(value: str) -> str:
@@ -82,15 +91,28 @@ class OperationRecord(BaseModel):
     """When it was recorded: ISO 8601, seconds precision, with the local UTC offset."""
     files: list[str]
     """The files the operation touched (names or paths, as given)."""
+    run_id: str | None = None
+    """The run that recorded it, when a run did (optional: files without it stay valid)."""
+
+    @model_serializer(mode="wrap")
+    def _without_missing_run(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``run_id`` out when none was recorded, so older files keep their bytes."""
+        data: dict[str, Any] = handler(self)
+        if data.get("run_id") is None:
+            data.pop("run_id", None)
+        return data
 
     def as_operation(self) -> Operation:
-        """Return a fresh plain-dict copy."""
-        return Operation(
+        """Return a fresh plain-dict copy (``run_id`` only when one was recorded)."""
+        operation = Operation(
             action=self.action,
             summary=self.summary,
             timestamp=self.timestamp,
             files=list(self.files),
         )
+        if self.run_id is not None:
+            operation["run_id"] = self.run_id
+        return operation
 
 
 class MemoryFile(BaseModel):

@@ -86,18 +86,35 @@ def _key_id_lines(key_ids: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _history_lines(history: list[OperationRecord], times: bool) -> list[str]:
+def _operation_line(operation: OperationRecord, times: bool, with_run: bool) -> str:
+    files = f" ({len(operation.files)} files)" if operation.files else ""
+    when = f"{operation.timestamp} " if times else ""
+    run = f"[run {_quoted(operation.run_id or 'unknown')}] " if with_run else ""
+    return (
+        f"  - {run}{when}{_quoted(operation.action)}: "
+        f"{_quoted(operation.summary, MAX_HISTORY_TEXT)}{files}"
+    )
+
+
+def _history_lines(
+    history: list[OperationRecord], times: bool, run_id: str | None = None
+) -> list[str]:
     if not history:
         return []
-    shown = history[::-1][:MAX_HISTORY_LINES]
-    lines = [f"earlier operations (newest first, {len(shown)} of {len(history)}):"]
-    for operation in shown:
-        files = f" ({len(operation.files)} files)" if operation.files else ""
-        when = f"{operation.timestamp} " if times else ""
-        lines.append(
-            f"  - {when}{_quoted(operation.action)}: "
-            f"{_quoted(operation.summary, MAX_HISTORY_TEXT)}{files}"
-        )
+    newest = history[::-1]
+    if run_id is None:
+        shown = newest[:MAX_HISTORY_LINES]
+        lines = [f"earlier operations (newest first, {len(shown)} of {len(history)}):"]
+        return lines + [_operation_line(o, times, o.run_id is not None) for o in shown]
+    own = [o for o in newest if o.run_id == run_id][:MAX_HISTORY_LINES]
+    others = [o for o in newest if o.run_id != run_id][: MAX_HISTORY_LINES - len(own)]
+    lines = []
+    if own:
+        lines.append(f"earlier operations of this run (newest first, {len(own)}):")
+        lines += [_operation_line(o, times, False) for o in own]
+    if others:
+        lines.append(f"operations of other runs of this skill (newest first, {len(others)}):")
+        lines += [_operation_line(o, times, True) for o in others]
     return lines
 
 
@@ -106,13 +123,14 @@ def _fence_for(body: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def render_summary(memory: MemoryFile, *, times: bool = True) -> str:
+def render_summary(memory: MemoryFile, *, times: bool = True, run_id: str | None = None) -> str:
     """Render ``memory`` as a short Markdown block for an LLM prompt.
 
     Args:
         memory: the validated file content.
         times: include when each operation happened (off for outputs that must not change
             between executions).
+        run_id: the run asking: its past operations come first, other runs' apart.
 
     Returns:
         Markdown ending with a newline. The heading names the skill (a validated safe name);
@@ -126,7 +144,7 @@ def render_summary(memory: MemoryFile, *, times: bool = True) -> str:
         f"skill: {_quoted(memory.skill_name)}",
         *_last_operation_lines(memory.last_operation, times),
         *_key_id_lines(memory.key_ids),
-        *_history_lines(memory.history, times),
+        *_history_lines(memory.history, times, run_id),
     ]
     body = "\n".join(body_lines)
     fence = _fence_for(body)

@@ -82,7 +82,13 @@ class Approvals:
         who = by or journal.user
         chosen: list[str] = []
 
+        workflow = journal.workflow
+        declared = (
+            {n for n, g in workflow.gates.items() if g.kind == "approval"} if workflow else set()
+        )
+
         def make(state: RunState) -> list[EventDraft]:
+            _known_gate(state, gate, declared)
             request = _pending_request(state, gate, request_id)
             chosen.append(request.id)
             return [
@@ -92,6 +98,19 @@ class Approvals:
         journal.commit(make)
         journal.remember(f"approval_{status}", f"{gate} {status} by {who}")
         return journal.state.approvals[chosen[-1]].model_copy()
+
+
+def _known_gate(state: RunState, gate: str, declared: set[str]) -> None:
+    """Refuse a gate name no workflow declares and no request used, suggesting close ones."""
+    known = declared | {a.gate for a in state.approvals.values()}
+    if not known or gate in known:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(gate, sorted(known), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    names = ", ".join(sorted(known))
+    raise ApprovalError(f"unknown approval gate {gate!r} ({hint or 'known: ' + names})")
 
 
 def _pending_request(state: RunState, gate: str, request_id: str | None) -> Approval:

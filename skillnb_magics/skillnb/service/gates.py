@@ -8,6 +8,7 @@ whose commit fires the transition and consumes the approvals it used, in one app
 
 from __future__ import annotations
 
+import difflib
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -86,7 +87,16 @@ class Gates:
         workflow = self._workflow(trigger)
         transition = workflow.find(state.state, trigger) if state.state is not None else None
         if transition is None:
-            raise TransitionNotAllowed(trigger, state.state, workflow.triggers_from(state.state))
+            error = TransitionNotAllowed(trigger, state.state, workflow.triggers_from(state.state))
+            known = sorted({t.trigger for t in workflow.transitions})
+            if trigger not in known:  # a typo, not a wrong moment: say which one was meant
+                close = difflib.get_close_matches(trigger, known, n=3, cutoff=0.6)
+                hint = " or ".join(repr(c) for c in close)
+                error.args = (
+                    f"unknown trigger {trigger!r}"
+                    + (f" (did you mean {hint}?)" if close else f" (known: {', '.join(known)})"),
+                )
+            raise error
         return transition
 
     def specs(self, trigger: str | None, inline: Sequence[GateSpec]) -> list[GateSpec]:

@@ -386,7 +386,7 @@ class RunJournal:
         if memory is None:
             return
         ids: dict[str, JsonValue] = {"last_run_id": self.run_id, **self.state.key_ids}
-        memory.record(action, summary, ids=ids, files=files)
+        memory.record(action, summary, ids=ids, files=files, run_id=self.run_id)
 
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""

@@ -10,13 +10,14 @@ produced by the same normalised source, the value is restored instead of recompu
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from skillnb.core.claims import step_claim_key
 from skillnb.core.records import EventDraft, Fact, FactKind, RunState
 from skillnb.errors import SkillnbError, StepInProgress, UncertainStep
+from skillnb.service.cellversions import own_version, read_past, why_recomputed
 from skillnb.service.claims import Claims
 from skillnb.service.facts import write_fact
 from skillnb.service.journal import RunJournal
@@ -182,12 +183,17 @@ class Steps:
 class FormalizeOutcome:
     """The result of :func:`formalize_step`."""
 
-    status: Literal["computed", "restored"]
-    """``restored``: the recorded value was reused and nothing ran."""
+    status: Literal["computed", "restored", "unchanged"]
+    """``restored``: the recorded value was reused and nothing ran; ``unchanged``: ``force``
+    computed a value equal to the latest version, so no version was written."""
     fact: Fact
     """The fact (value decoded)."""
     result: Any = None
     """What the computation returned (``None`` when restored)."""
+    reason: str | None = None
+    """Why a recorded value was not restored, e.g. ``budget changed 5500 → 20000``."""
+    value: Any = None
+    """The computed value (kept for this session even when it cannot be stored as a value)."""
 
 
 def step_key(key: str) -> str:
@@ -204,7 +210,7 @@ def _unchanged(fact: Fact | None, source_hash: str | None) -> bool:
     )
 
 
-def formalize_step(
+def formalize_step(  # the options of a formalized cell, all keywords
     steps: Steps,
     key: str,
     compute: Callable[[], Any],
@@ -217,14 +223,18 @@ def formalize_step(
     idempotent: bool = False,
     extract: Callable[[Any], Any] | None = None,
     wait: float = 0.0,
+    inputs: Mapping[str, str] | None = None,
 ) -> FormalizeOutcome:
-    """Restore fact ``key`` when its producing source is unchanged, else compute and record it.
+    """Restore fact ``key`` when its producing cell and inputs are unchanged, else compute it.
 
     ``compute`` runs the work and returns its result; ``extract`` (default: identity) picks the
     value to record from that result. A computation that raises records nothing (the step is
-    marked failed). ``force`` recomputes and records a new version. The computation is
-    claimed first: while another live process computes the same fact, this one waits up to
-    ``wait`` seconds, then restores what it recorded.
+    marked failed). ``force`` recomputes; a forced value equal to the latest version records
+    no new version (status ``unchanged``). ``source_hash`` is the cell's identity (see
+    :mod:`skillnb.service.cellversions`); ``inputs`` maps each tracked input to its preview,
+    recorded with the step. The computation is claimed first: while another live process
+    computes the same fact, this one waits up to ``wait`` seconds, then restores what it
+    recorded.
 
     Raises:
         StepInProgress: another process is computing it (after ``wait`` seconds).
@@ -233,11 +243,19 @@ def formalize_step(
     """
     journal = steps.journal
     skey = step_key(key)
+    reason: list[str | None] = [None]
 
     def attempt() -> FormalizeOutcome | None:
         state = journal.refresh()
-        if not force and _unchanged(state.facts.get(key), source_hash):
+        existing = state.facts.get(key)
+        if not force and _unchanged(existing, source_hash):
             return FormalizeOutcome("restored", journal.decode(state.facts[key]))
+        if not force and source_hash is not None and existing is not None:
+            past = read_past(journal, key, skey)
+            own = own_version(past, source_hash)
+            if own is not None:
+                return FormalizeOutcome("restored", journal.decode(own))
+            reason[0] = why_recomputed(past, source_hash, inputs or {})
 
         def also(now: RunState) -> list[EventDraft] | None:
             return None if not force and _unchanged(now.facts.get(key), source_hash) else []
@@ -249,12 +267,19 @@ def formalize_step(
     restored = steps.waiting(wait, attempt)
     if restored is not None:
         return restored
+    existing = journal.state.facts.get(key)
 
     def run() -> tuple[Any, Any]:
         result = compute()
         return result, extract(result) if extract is not None else result
 
     result, value = steps.run_body(skey, run)
+    committed = journal.draft("step.committed", key=skey, inputs=dict(inputs or {}))
+    if force and existing is not None and _same_value(journal, existing, value):
+        journal.commit(lambda _s: [committed])
+        return FormalizeOutcome(
+            status="unchanged", fact=journal.decode(existing), result=result, value=value
+        )
     fact = write_fact(
         journal,
         key,
@@ -263,6 +288,21 @@ def formalize_step(
         note=note,
         cell_id=cell_id,
         source_hash=source_hash,
-        extra=[steps.committed_draft(skey)],
+        extra=[committed],
     )
-    return FormalizeOutcome(status="computed", fact=fact, result=result)
+    return FormalizeOutcome(
+        status="computed", fact=fact, result=result, reason=reason[0], value=value
+    )
+
+
+def _same_value(journal: RunJournal, existing: Fact, value: Any) -> bool:
+    """Tell whether ``value`` encodes to what the latest version stores."""
+    from skillnb.store import codec
+
+    encoded = codec.encode(value, journal.store, **journal.codec_options())
+    return bool(
+        encoded.restorable
+        and existing.restorable
+        and encoded.encoding == existing.encoding
+        and encoded.value == existing.value
+    )

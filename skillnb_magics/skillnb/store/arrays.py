@@ -157,11 +157,12 @@ class _PandasEncoder(Encoder):
 
     def encode(self, value: object) -> Any:
         data: Any = value  # a DataFrame or Series (checked by accepts)
-        table = json.loads(data.to_json(orient="table", date_format="iso"))
+        table = json.loads(data.to_json(orient="table", date_format="iso", date_unit="ns"))
         if isinstance(data, _loaded("pandas").Series):
             name = data.name if data.name is None or isinstance(data.name, str | int) else None
-            return {"kind": "Series", "name": name, "table": table}
-        return {"kind": "DataFrame", "table": table}
+            return {"kind": "Series", "name": name, "table": table, "dtypes": [str(data.dtype)]}
+        dtypes = [str(t) for t in data.dtypes]
+        return {"kind": "DataFrame", "table": table, "dtypes": dtypes}
 
     def decode(self, stored: Any) -> object:
         pd = importlib.import_module("pandas")
@@ -170,6 +171,7 @@ class _PandasEncoder(Encoder):
             raise ValueError(f"unexpected pandas kind {kind!r}")
         _check_table(pd, stored["table"])
         frame = pd.read_json(io.StringIO(dumps(stored["table"])), orient="table")
+        _exact_dtypes(frame, stored.get("dtypes"))
         if kind == "DataFrame":
             return frame
         return frame.iloc[:, 0].rename(stored.get("name"))
@@ -181,6 +183,23 @@ class _PandasEncoder(Encoder):
         rows, cols = data.shape
         names = ", ".join(str(c) for c in list(data.columns)[:8])
         return f"DataFrame {rows}x{cols} [{names}]"
+
+
+def _exact_dtypes(frame: Any, dtypes: Any) -> None:
+    """Give each column back the dtype it was stored with (e.g. ``datetime64[us]``).
+
+    The table schema keeps only broad types; a dtype name is data, never code, and a column
+    that cannot take it keeps what pandas read.
+    """
+    if not isinstance(dtypes, list) or len(dtypes) != frame.shape[1]:
+        return
+    for i, dtype in enumerate(dtypes):
+        if not isinstance(dtype, str) or str(frame.dtypes.iloc[i]) == dtype:
+            continue
+        try:
+            frame.isetitem(i, frame.iloc[:, i].astype(dtype))
+        except (TypeError, ValueError):
+            continue
 
 
 def array_encoders() -> list[Encoder]:

@@ -44,6 +44,7 @@ from skillnb.store.encoders import (
     dumps,
     std_encoders,
 )
+from skillnb.store.typed import TypedEncoder
 
 __all__ = [
     "DEFAULT_BLOB_THRESHOLD",
@@ -109,7 +110,7 @@ class Codec:
 
     def __init__(self, encoders: list[Encoder] | None = None) -> None:
         if encoders is None:
-            encoders = [*std_encoders(), *array_encoders()]
+            encoders = [TypedEncoder(), *std_encoders(), *array_encoders()]
         self._encoders = list(encoders)
 
     def register(self, encoder: Encoder) -> None:
