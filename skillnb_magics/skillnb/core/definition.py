@@ -424,7 +424,7 @@ class _Checker(FieldChecker):
         return fields
 
     def bypass(self, value: Any, path: DocPath) -> tuple[str, ...]:
-        names = self.names(value, path, "a profile name") or ()
+        names = self.names(value, path, "bypass_in") or ()
         for i, name in enumerate(names):
             at = (*path, i) if isinstance(value, list) else path
             if name == DEFAULT_PROFILE:
@@ -443,6 +443,8 @@ class _Checker(FieldChecker):
             return {}
         self.keys(body, path, _ON_TIMEOUT)
         given = [key for key in _ON_TIMEOUT if key in body]
+        if not given and any(key not in _ON_TIMEOUT for key in body):
+            return {}  # the unknown key was reported with the valid ones
         if len(given) != 1:
             self.err(
                 path,
