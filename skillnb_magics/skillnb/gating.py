@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from skillnb.core import bending
 from skillnb.core import gates as gate_eval
-from skillnb.core.gates import GateContext, GateSpec
-from skillnb.core.records import Approval, Event, EventDraft, GateReport, RunState
+from skillnb.core.gates import DEFAULT_PROFILE, GateContext, GateSpec
+from skillnb.core.records import Approval, Event, EventDraft, FollowUp, GateReport, RunState
 from skillnb.core.registry import Registry, default_registry
 from skillnb.core.state import state_entry_seq
 from skillnb.errors import (
@@ -42,11 +43,14 @@ __all__ = ["Gating", "StepOutcome"]
 class StepOutcome:
     """What happened to a gated step (a ``%%gate`` cell or :meth:`Gating.run_gated`)."""
 
-    status: Literal["ran", "done", "blocked"]
+    status: Literal["ran", "done", "blocked", "fallback"]
     """``ran``: gates passed and the body ran; ``done``: already completed in this run and
-    not run again; ``blocked``: a blocking gate failed (only with ``on_block="skip"``)."""
+    not run again; ``blocked``: a blocking gate failed (only with ``on_block="skip"``);
+    ``fallback``: a gate timed out with ``on_timeout: {fallback}``, the body did not run and
+    the fallback trigger fired instead (its events are :attr:`events`)."""
     report: GateReport | None = None
-    """The gate report (``None`` when the step was already done)."""
+    """The gate report (``None`` when the step was already done; for a fallback, the report
+    that timed out)."""
     result: Any = None
     """What the body returned."""
     events: list[Event] = field(default_factory=list)
@@ -67,6 +71,8 @@ class Gating:
 
     registry: Registry = default_registry
     """Where python/resource gates and actions are looked up."""
+    profile: str = DEFAULT_PROFILE
+    """The run profile: gates whose ``bypass_in`` names it are bypassed (and audited)."""
 
     # -- gates ---------------------------------------------------------------------------
     def _run(self) -> Run:
@@ -105,6 +111,7 @@ class Gating:
             facts=run.values(),
             registry=self.registry,
             approval=lambda spec: self._approval_status(spec),
+            profile=self.profile,
         )
         return gate_eval.evaluate(specs, ctx)
 
@@ -144,13 +151,14 @@ class Gating:
         self, key: str, report: GateReport, specs: Sequence[GateSpec], trigger: str | None
     ) -> None:
         run = self._run()
-        approvals = {s.name: s for s in specs if s.kind == "approval"}
+        approvals = {s.name: s for s in specs if s.kind == "approval" or s.escalate}
 
         def make(state: RunState) -> list[EventDraft]:
             drafts = [run._draft("gate.reported", key=key, report=report.model_dump(mode="json"))]
             for result in report.results:
                 spec = approvals.get(result.gate)
-                if spec is None or result.passed:
+                asks = result.kind == "approval" or result.escalated
+                if spec is None or result.passed or not asks:
                     continue
                 request = _open_request(state, spec.name)
                 if request is not None and request.status != "rejected":
@@ -170,7 +178,7 @@ class Gating:
 
         run._commit(make)
         for result in report.blocking:
-            if result.kind == "approval":
+            if result.kind == "approval" or result.escalated:
                 run._remember("approval_requested", f"{key}: {result.gate} waits for approval")
 
     # -- firing --------------------------------------------------------------------------
@@ -210,12 +218,18 @@ class Gating:
         idempotent: bool = False,
         on_block: Literal["raise", "skip"] = "raise",
         skip_done: bool = False,
+        _falling_back: dict[str, str] | None = None,
     ) -> StepOutcome:
         """Run ``body`` as a durable step once the gates of ``trigger`` and ``gates`` pass.
 
         With ``skip_done``, a step already committed with the same ``source_hash`` is reported
         as ``done`` and not run again, unless the workflow is back in a state where
         ``trigger`` applies again.
+
+        When a blocking gate timed out with ``on_timeout: {fallback: OTHER}``, the body does
+        not run: the transition ``OTHER`` fires instead (its own gates and action apply; a
+        fallback does not fall back again) and the outcome's status is ``fallback``. After
+        the step commits, the corrective actions of the warning gates run, each as a step.
 
         Raises:
             GateBlocked: a blocking gate failed and ``on_block`` is ``"raise"``.
@@ -232,6 +246,9 @@ class Gating:
         report = self._evaluate(specs, trigger)
         if not report.passed:
             self._record_block(step_key, report, specs, trigger)
+            fallback = report.fallback
+            if fallback is not None and trigger is not None and not _falling_back:
+                return self._fall_back(trigger, fallback.gate, fallback.message, report)
             if on_block == "skip":
                 return StepOutcome(status="blocked", report=report)
             raise GateBlocked(report, state=report.state, trigger=trigger)
@@ -241,8 +258,46 @@ class Gating:
         except BaseException as exc:
             self._fail_step(step_key, exc)
             raise
-        events = self._finish(step_key, trigger, report, started, source_hash)
+        events = self._finish(step_key, trigger, report, started, source_hash, _falling_back)
+        self._correct(report)
         return StepOutcome(status="ran", report=report, result=result, events=events)
+
+    def _fall_back(self, trigger: str, gate: str, reason: str, report: GateReport) -> StepOutcome:
+        """Fire the fallback transition of ``trigger``'s gate ``gate``, which timed out."""
+        target = next(r.fallback for r in report.results if r.gate == gate and r.fallback)
+        transition = self._transition(target)
+        action: Callable[[], Any] | None = None
+        if transition.action is not None:
+            fn = _find_action(self.registry, transition.action)
+            if fn is not None:
+                run = self._run()
+                action = lambda: fn(run)  # noqa: E731  # bind the run for the step body
+        why = {"for": trigger, "gate": gate, "reason": reason}
+        outcome = self.run_gated(
+            target,
+            body=action,
+            key=f"transition:{target}",
+            idempotent=transition.idempotent,
+            _falling_back=why,
+        )
+        return StepOutcome(status="fallback", report=report, events=outcome.events)
+
+    def _correct(self, report: GateReport) -> None:
+        """Run the corrective action of each warning gate of ``report``, each a durable step."""
+        run = self._run()
+        if run.workflow is None:
+            return
+        for gate, ref in bending.corrective_actions(report, run.workflow.gates):
+            fn = self.registry.resolve_action(ref)
+            key = f"corrective:{gate}"
+            self._start_step(key, None, None, False, True)
+            try:
+                fn(run)
+            except BaseException as exc:
+                self._fail_step(key, exc)
+                raise
+            run.append_events([run._draft("step.committed", key=key)])
+            run._remember("corrective_action", f"{gate} warned: ran {ref}")
 
     def _done_before(self, key: str, trigger: str | None, source_hash: str | None) -> bool:
         run = self._run()
@@ -299,9 +354,13 @@ class Gating:
         report: GateReport,
         started: bool,
         source_hash: str | None,
+        fallback: dict[str, str] | None = None,
     ) -> list[Event]:
         run = self._run()
-        used = [r.gate for r in report.results if r.kind == "approval" and r.passed]
+        used = [
+            r.gate for r in report.results if r.passed and (r.kind == "approval" or r.escalated)
+        ]
+        gates = run.workflow.gates if run.workflow is not None else {}
 
         def make(state: RunState) -> list[EventDraft]:
             drafts: list[EventDraft] = []
@@ -316,9 +375,10 @@ class Gating:
                 if request is None or request.status != "approved":
                     raise SkillnbError(f"the approval for {gate!r} changed while the step ran")
                 drafts.append(run._draft("approval.consumed", id=request.id))
+            drafts.extend(bending.step_drafts(state, report, gates, key, run._clock()))
             if trigger is not None:
                 consumed = {str(d.data["id"]) for d in drafts if d.type == "approval.consumed"}
-                drafts.extend(self._fire_drafts(state, trigger, consumed))
+                drafts.extend(self._fire_drafts(state, trigger, consumed, fallback))
             if started or source_hash is not None:
                 drafts.append(run._draft("step.committed", key=key))
             return drafts
@@ -330,8 +390,17 @@ class Gating:
             run._remember("transition", summary)
         return events
 
-    def _fire_drafts(self, state: RunState, trigger: str, consumed: set[str]) -> list[EventDraft]:
+    def _fire_drafts(
+        self,
+        state: RunState,
+        trigger: str,
+        consumed: set[str],
+        fallback: dict[str, str] | None = None,
+    ) -> list[EventDraft]:
         run = self._run()
+        extra: dict[str, Any] = {"profile": self.profile} if self.profile != DEFAULT_PROFILE else {}
+        if fallback is not None:
+            extra["fallback"] = fallback
         assert run.workflow is not None  # noqa: S101  # _transition checked it
         transition = run.workflow.find(state.state, trigger) if state.state else None
         if transition is None:
@@ -343,6 +412,7 @@ class Gating:
                 trigger=trigger,
                 action=transition.action,
                 **{"from": state.state, "to": transition.target},
+                **extra,
             )
         ]
         entry = state_entry_seq(state)
@@ -408,6 +478,26 @@ class Gating:
         run._remember(f"approval_{status}", f"{gate} {status} by {who}")
         return run.snapshot_ref().approvals[chosen[-1]].model_copy()
 
+    # -- follow-ups ----------------------------------------------------------------------
+    def follow_ups(self) -> list[FollowUp]:
+        """Follow-ups left by warning gates and not resolved yet, oldest first."""
+        return bending.open_follow_ups(self._run().snapshot_ref(refresh=True))
+
+    def resolve_follow_up(
+        self, id: str, by: str | None = None, note: str | None = None
+    ) -> FollowUp:
+        """Resolve follow-up ``id`` (recorded with who, when and ``note``).
+
+        Raises:
+            SkillnbError: no such follow-up, or it is resolved already.
+
+        """
+        run = self._run()
+        who = by or run.user
+        run._commit(lambda state: [bending.resolve_draft(state, id, who, note, run._clock())])
+        run._remember("follow_up_resolved", f"follow-up {id} resolved by {who}")
+        return run.snapshot_ref().follow_ups[id].model_copy()
+
     # -- steps ---------------------------------------------------------------------------
     def uncertain(self) -> list[str]:
         """Keys of steps that started, never ended, and whose process is gone (a crash)."""
@@ -456,7 +546,7 @@ def _pending_request(state: RunState, gate: str, request_id: str | None) -> Appr
 
 def _approval_message(spec: GateSpec) -> str:
     """What the approver is asked (the gate's message, else its description, else its name)."""
-    return spec.approval or spec.description or f"approve {spec.name}"
+    return spec.approval or spec.escalate or spec.description or f"approve {spec.name}"
 
 
 def _find_action(registry: Registry, ref: str) -> Callable[..., Any] | None:

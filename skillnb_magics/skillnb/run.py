@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from skillnb.core.gates import DEFAULT_PROFILE
 from skillnb.core.records import Event, EventDraft, Fact, FactKind, JsonValue, RunState
 from skillnb.core.state import MalformedEvent, apply, state_entry_seq
 from skillnb.core.workflow import Workflow
@@ -84,12 +85,16 @@ class Run(Gating):
         memory: SkillMemory | bool | None = None,
         blob_threshold: int | None = None,
         notebook: Path | None = None,
+        profile: str | None = None,
     ) -> None:
         self.store = store
         self.notebook = notebook
         self._env = dict(os.environ if env is None else env)
         self._clock: Clock = clock or _now
         self.user = user or _default_user(self._env)
+        self.profile = profile or self._env.get("SKILLNB_PROFILE") or DEFAULT_PROFILE
+        """The run profile of this session (``profile=``, ``$SKILLNB_PROFILE`` or ``default``):
+        gates whose ``bypass_in`` names it are bypassed, and each bypass is recorded."""
         self._blob_threshold = blob_threshold
         self._listeners: list[RunListener] = []
         self._recent: deque[Event] = deque(maxlen=_RECENT)
@@ -108,6 +113,8 @@ class Run(Gating):
             self.bind(workflow)
         elif self._state.workflow_definition is not None:
             self.workflow = self._stored_workflow()
+            if self.workflow is not None:
+                self.workflow.check_profile(self.profile)
 
     # -- loading -------------------------------------------------------------------------
     def _reload(self) -> None:
@@ -154,11 +161,13 @@ class Run(Gating):
         """Bind ``workflow`` to this run (recorded when its definition changed).
 
         Raises:
-            WorkflowError: the run's current state is not a state of ``workflow``.
+            WorkflowError: the run's current state is not a state of ``workflow``, or the
+                workflow does not declare the run's profile.
 
         """
         from skillnb.errors import WorkflowError
 
+        workflow.check_profile(self.profile)
         self.refresh()
         current = self._state.state
         if current is not None and current not in workflow.states:
@@ -540,6 +549,7 @@ def open_run(
     env: Mapping[str, str] | None = None,
     memory: SkillMemory | bool | None = None,
     blob_threshold: int | None = None,
+    profile: str | None = None,
 ) -> Run:
     """Open (or create) the run of ``notebook``, of ``state_dir``, or over ``store``.
 
@@ -554,6 +564,11 @@ def open_run(
         memory: a :class:`~skillnb.skillmemory.SkillMemory`, ``False`` to feed none, or
             ``None`` for the workflow's skill memory.
         blob_threshold: values whose JSON is larger go to the blob folder.
+        profile: the run profile (``$SKILLNB_PROFILE``, else ``default``); gates whose
+            ``bypass_in`` names it are not evaluated, and each bypass is recorded.
+
+    Raises:
+        WorkflowError: the workflow does not declare ``profile`` in its ``profiles:``.
 
     """
     if isinstance(workflow, Path):
@@ -575,4 +590,5 @@ def open_run(
         memory=memory,
         blob_threshold=blob_threshold,
         notebook=nb_path,
+        profile=profile,
     )

@@ -4,7 +4,12 @@
 the server extension), ``skillnb status --json`` and the LLM summary. Its shape (``"v": 1``):
 
 ``run_id, workflow, state, version, updated_at, states, visited, next, facts, pending,
-uncertain, batches, key_ids, milestones, last_report, history, mermaid``.
+uncertain, batches, key_ids, milestones, last_report, history, mermaid, profile,
+follow_ups``.
+
+``profile`` is the profile the gates are evaluated under (bypassed gates show as passed with
+the message ``bypassed (profile NAME)``); ``follow_ups`` lists the open follow-ups that
+warning gates left (``id, gate, state, trigger, reason, text, opened_seq, opened_at``).
 
 ``next`` lists the transitions out of the current state with the status of their gates
 (``passing``, ``warning``, ``blocked``; ``unknown`` where a gate would run user code and
@@ -61,7 +66,11 @@ def _next(run: Run, evaluate_code: bool) -> list[dict[str, Any]]:
     out = []
     for transition in workflow.transitions_from(state):
         specs = [workflow.gates[g] for g in transition.gates]
-        runnable = [s for s in specs if evaluate_code or s.kind not in _CODE_KINDS]
+        runnable = [
+            s
+            for s in specs
+            if evaluate_code or s.kind not in _CODE_KINDS or run.profile in s.bypass_in
+        ]
         report = run._evaluate(runnable, transition.trigger)
         results = [_result(r) for r in report.results]
         skipped = [s for s in specs if s not in runnable]
@@ -170,6 +179,20 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
             {"seq": e.seq, "type": e.type, "at": _iso(e.at), "summary": describe_event(e)}
             for e in _meaningful(run.history(_HISTORY * 4))[-_HISTORY:]
         ],
+        "profile": run.profile,
+        "follow_ups": [
+            {
+                "id": f.id,
+                "gate": f.gate,
+                "state": f.state,
+                "trigger": f.trigger,
+                "reason": f.reason,
+                "text": f.text,
+                "opened_seq": f.opened_seq,
+                "opened_at": _iso(f.opened_at),
+            }
+            for f in run.follow_ups()
+        ],
         "mermaid": to_mermaid(
             workflow, current=state.state, visited=state.visited, statuses=statuses
         )
@@ -181,6 +204,7 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
 _VOLATILE = {
     "facts": ("at",),
     "pending": ("id", "requested_at"),
+    "follow_ups": ("id", "opened_at"),
     "milestones": ("at",),
     "history": ("at",),
 }
@@ -190,7 +214,8 @@ def stable_view(view: dict[str, Any]) -> dict[str, Any]:
     """``view`` without what differs between two executions: times, the run id, request ids."""
     out = {**view, "run_id": None, "updated_at": None}
     for key, fields in _VOLATILE.items():
-        out[key] = [{k: (None if k in fields else v) for k, v in row.items()} for row in view[key]]
+        rows = view.get(key) or []
+        out[key] = [{k: (None if k in fields else v) for k, v in row.items()} for row in rows]
     run_id = view.get("run_id")
     if run_id:
         for row in out["history"]:
