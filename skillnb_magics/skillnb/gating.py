@@ -486,17 +486,20 @@ class Gating:
     def resolve_follow_up(
         self, id: str, by: str | None = None, note: str | None = None
     ) -> FollowUp:
-        """Resolve follow-up ``id`` (recorded with who, when and ``note``).
+        """Resolve follow-up ``id`` (or the only open follow-up of the gate named ``id``).
+
+        Recorded with who, when and ``note``; the follow-up leaves the lists.
 
         Raises:
-            SkillnbError: no such follow-up, or it is resolved already.
+            SkillnbError: no such follow-up, it is resolved already, or the gate has several.
 
         """
         run = self._run()
         who = by or run.user
-        run._commit(lambda state: [bending.resolve_draft(state, id, who, note, run._clock())])
-        run._remember("follow_up_resolved", f"follow-up {id} resolved by {who}")
-        return run.snapshot_ref().follow_ups[id].model_copy()
+        events = run._commit(lambda s: [bending.resolve_draft(s, id, who, note, run._clock())])
+        resolved = str(events[0].data["id"])
+        run._remember("follow_up_resolved", f"follow-up {resolved} resolved by {who}")
+        return run.snapshot_ref().follow_ups[resolved].model_copy()
 
     # -- steps ---------------------------------------------------------------------------
     def uncertain(self) -> list[str]:

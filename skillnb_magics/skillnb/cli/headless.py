@@ -56,13 +56,18 @@ class Execution:
     """False when the kernel never ran a cell (nothing to write back)."""
 
 
-def kernel_env(notebook: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def kernel_env(
+    notebook: Path, env: Mapping[str, str] | None = None, *, profile: str | None = None
+) -> dict[str, str]:
     """Return the environment of the kernel that runs ``notebook``.
 
-    It is the caller's, with ``SKILLNB_NOTEBOOK`` set to the notebook's absolute path and
-    ``SKILLNB_HOME`` made absolute (the kernel starts in another folder).
+    It is the caller's, with ``SKILLNB_NOTEBOOK`` set to the notebook's absolute path,
+    ``SKILLNB_HOME`` made absolute (the kernel starts in another folder) and
+    ``SKILLNB_PROFILE`` set when ``profile`` is given.
     """
     base = dict(os.environ if env is None else env)
+    if profile is not None:
+        base["SKILLNB_PROFILE"] = profile
     for name in _DROPPED_ENV:
         base.pop(name, None)
     base["SKILLNB_NOTEBOOK"] = str(notebook.resolve())
@@ -82,7 +87,14 @@ def _last_line(text: str) -> str:
     return clean(lines[-1]) if lines else ""
 
 
-def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | None) -> Execution:
+def execute(
+    nb: Any,
+    notebook: Path,
+    *,
+    timeout: float | None,
+    kernel: str | None,
+    profile: str | None = None,
+) -> Execution:
     """Run every cell of ``nb`` (an nbformat node, updated in place) in a fresh kernel.
 
     The kernel's own stderr (start-up chatter) is kept out of the terminal; its last line is
@@ -104,7 +116,7 @@ def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | Non
         on_cell_execute=started,
     )
     with tempfile.TemporaryFile() as kernel_log:
-        execution = _execute(client, notebook, kernel_log, timeout)
+        execution = _execute(client, notebook, kernel_log, timeout, profile)
         if execution.executed and execution.error is not None and current:
             execution.cell = current[-1]
         if execution.error == "kernel":
@@ -118,13 +130,17 @@ def execute(nb: Any, notebook: Path, *, timeout: float | None, kernel: str | Non
 
 
 def _execute(
-    client: Any, notebook: Path, kernel_log: IO[bytes], timeout: float | None
+    client: Any,
+    notebook: Path,
+    kernel_log: IO[bytes],
+    timeout: float | None,
+    profile: str | None = None,
 ) -> Execution:
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     try:
-        client.execute(env=kernel_env(notebook), stderr=kernel_log)
+        client.execute(env=kernel_env(notebook, profile=profile), stderr=kernel_log)
     except CellExecutionError as exc:
         reason = f"{exc.ename}: {_first_line(exc.evalue)}" if exc.evalue else exc.ename
         return Execution(error=exc.ename, message=reason)
@@ -139,10 +155,10 @@ def _execute(
     return Execution()
 
 
-def _open_after(notebook: Path) -> Run | None:
+def _open_after(notebook: Path, profile: str | None = None) -> Run | None:
     from skillnb.run import open_run, sidecar_exists
 
-    return open_run(notebook) if sidecar_exists(notebook) else None
+    return open_run(notebook, profile=profile) if sidecar_exists(notebook) else None
 
 
 def _waiting(run: Run | None, target: str) -> str | None:
@@ -198,10 +214,12 @@ def run_command(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
+    profile: str | None = args.profile
+    _open_after(notebook, profile)  # an existing run refuses a profile its workflow lacks
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
-    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel)
+    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel, profile=profile)
     try:
-        run = _open_after(notebook)
+        run = _open_after(notebook, profile)
     except SkillnbError:
         if execution.executed:
             _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
@@ -224,4 +242,9 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     run.add_argument("--timeout", type=float, metavar="S", help="per-cell timeout in seconds")
     run.add_argument("--kernel", metavar="NAME", help="kernel name (default: the notebook's)")
+    run.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="run profile (sets SKILLNB_PROFILE in the kernel; the workflow must declare it)",
+    )
     run.set_defaults(handler=run_command)

@@ -89,23 +89,25 @@ def corrective_actions(report: GateReport, gates: Mapping[str, GateSpec]) -> lis
     return out
 
 
-def resolve_draft(
-    state: RunState, follow_up_id: str, by: str, note: str | None, at: datetime
-) -> EventDraft:
-    """The event that resolves follow-up ``follow_up_id``.
+def resolve_draft(state: RunState, ref: str, by: str, note: str | None, at: datetime) -> EventDraft:
+    """The event that resolves the follow-up ``ref``: its id, or the gate of its only open one.
 
     Raises:
-        SkillnbError: no such follow-up, or it is resolved already.
+        SkillnbError: no such follow-up, it is resolved already, or the gate has several open.
 
     """
-    follow_up = state.follow_ups.get(follow_up_id)
+    follow_up = state.follow_ups.get(ref)
     if follow_up is None:
-        known = ", ".join(f.id for f in open_follow_ups(state)) or "none open"
-        raise SkillnbError(f"no follow-up {follow_up_id!r} in this run (open: {known})")
+        of_gate = [f for f in open_follow_ups(state) if f.gate == ref]
+        if len(of_gate) > 1:
+            ids = ", ".join(f.id for f in of_gate)
+            raise SkillnbError(f"gate {ref!r} has several open follow-ups; give the id ({ids})")
+        if not of_gate:
+            known = ", ".join(f"{f.id} ({f.gate})" for f in open_follow_ups(state)) or "none"
+            raise SkillnbError(f"no follow-up {ref!r} in this run (open: {known})")
+        follow_up = of_gate[0]
     if follow_up.status != "open":
-        raise SkillnbError(
-            f"follow-up {follow_up_id!r} was already resolved by {follow_up.resolved_by}"
-        )
+        raise SkillnbError(f"follow-up {ref!r} was already resolved by {follow_up.resolved_by}")
     return EventDraft(
-        type="followup.resolved", at=at, data={"id": follow_up_id, "by": by, "note": note}
+        type="followup.resolved", at=at, data={"id": follow_up.id, "by": by, "note": note}
     )

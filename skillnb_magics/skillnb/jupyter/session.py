@@ -92,7 +92,7 @@ class NotebookSession:
         self._cell: tuple[str | None, dict[str, Any] | None] | None = None
         self._shown_mirror: dict[str, Any] | None = None
         self._view: RunView | None = None
-        config.observe(self._settings_changed, names=["state_dir", "user", "memory"])
+        config.observe(self._settings_changed, names=["state_dir", "user", "memory", "profile"])
 
     # -- where the run lives -------------------------------------------------------------
     def target(self) -> tuple[str, Path]:
@@ -165,6 +165,7 @@ class NotebookSession:
             user=self.config.user or None,
             memory=None if self.config.memory else False,
             env=self.env,
+            profile=self.config.profile or None,
         )
         self._attach(run)
         return run
@@ -235,6 +236,8 @@ class NotebookSession:
         memory = None if self.config.memory else False
         with self.warnings_shown():
             run = rebuild_run(notebook, state_dir=state_dir, env=self.env, memory=memory)
+        if self.config.profile and run.workflow is not None:
+            run.profile = run.workflow.check_profile(self.config.profile)
         self._attach(run)
         self._run = run
         return run, True
@@ -394,4 +397,6 @@ class NotebookSession:
         """Release the run, the comm and the settings observer (``%unload_ext``)."""
         self.close_run()
         self.channel.close()
-        self.config.unobserve(self._settings_changed, names=["state_dir", "user", "memory"])
+        self.config.unobserve(
+            self._settings_changed, names=["state_dir", "user", "memory", "profile"]
+        )
