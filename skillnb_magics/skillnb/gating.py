@@ -248,7 +248,12 @@ class Gating:
             self._record_block(step_key, report, specs, trigger)
             fallback = report.fallback
             if fallback is not None and trigger is not None and not _falling_back:
-                return self._fall_back(trigger, fallback.gate, fallback.message, report)
+                outcome = self._fall_back(trigger, fallback.gate, fallback.message, report)
+                if source_hash is not None:  # the cell is done in this run: it fell back
+                    marker = self._started_draft(step_key, source_hash, cell_id, idempotent)
+                    done = run._draft("step.committed", key=step_key)
+                    run.append_events([marker, done])
+                return outcome
             if on_block == "skip":
                 return StepOutcome(status="blocked", report=report)
             raise GateBlocked(report, state=report.state, trigger=trigger)
