@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -287,3 +288,42 @@ def test_a_warning_fallback_is_not_taken(registry: Registry) -> None:
     assert report.passed
     assert report.warnings
     assert report.fallback is None
+
+
+def test_validate_explains_profiles_and_each_gate_that_bends(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skillnb.cli.main import main
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "workflows" / "bending_flow.yaml"
+    assert main(["validate", str(fixture)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "ok: Bending_Flow (5 states, 5 transitions, 4 gates)",
+        "profiles: default, demo, test (open_run(profile=...), $SKILLNB_PROFILE, --profile)",
+        "  gate has_publisher_role: not evaluated in profile demo, test (each bypass is recorded)",
+        "  gate feed_answers: on timeout, fires 'by_hand' instead of fetch",
+        "  gate enough_sources: when it warns, opens a follow-up: "
+        "'Add sources before the report goes out'",
+        "  gate quota_ok: on timeout, asks a person instead of failing: "
+        "'The quota service does not answer: analyze anyway?'",
+    ]
+
+
+def test_validate_lists_every_problem_of_the_new_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skillnb.cli.main import main
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        _definition("{resource: q, on_timeout: {fallback: nowhere}}").replace("test]", "demo]"),
+        encoding="utf-8",
+    )
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:4:" in err
+    assert f"{path}:9:" in err
+    assert "duplicate profile 'demo'" in err
+    assert "fallback 'nowhere' of gate 'g'" in err
+    assert "2 problems found" in err

@@ -90,9 +90,9 @@ def _follow_ups(session: NotebookSession, _args: argparse.Namespace) -> Output:
 
 def _resolve(session: NotebookSession, args: argparse.Namespace) -> Output:
     follow_up = session.run.resolve_follow_up(args.id, by=args.by, note=args.note)
-    note = f": {follow_up.note}" if follow_up.note else ""
+    lines = [follow_up.text] + ([f"note: {follow_up.note}"] if follow_up.note else [])
     badge = f"✓ follow-up of {follow_up.gate} resolved by {follow_up.resolved_by}"
-    return Output("follow-up", "ok", badge, [f"{follow_up.text}{note}"], key=follow_up.gate)
+    return Output("follow-up", "ok", badge, lines, key=follow_up.gate)
 
 
 def _rollback(session: NotebookSession, args: argparse.Namespace) -> Output:

@@ -74,6 +74,12 @@ def gated(
     if fired is not None:
         badge += f": {fired.data.get('from')} → {fired.data.get('to')}"
     lines = _gate_lines(outcome.report, verbose)
+    lines += [
+        f"follow-up opened: {e.data['follow_up'].get('text')} "
+        f"(%skillnb resolve {e.data['follow_up'].get('gate')})"
+        for e in outcome.events
+        if e.type == "followup.opened"
+    ]
     status: Status = "warning" if outcome.report is not None and outcome.report.warnings else "ok"
     return Output("gate", status, badge, lines, trigger=trigger)
 
