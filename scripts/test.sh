@@ -9,5 +9,6 @@ scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
+.venv/bin/lint-imports
 (cd labextension && PATH="$PWD/../.venv/bin:$PATH" jlpm lint:check >/dev/null)
 .venv/bin/pytest -n 2 --dist loadgroup "$@"

@@ -1,9 +1,11 @@
 """The Run: one durable instance of a workflow, bound to a notebook or a state folder.
 
-Service layer: the one object the edges (magics, widgets, CLI, server) call. It folds the
-store's journal into a :class:`~skillnb.core.records.RunState`, validates every operation
-against the latest committed state under the store's lock, and appends the resulting events.
-It imports nothing from Jupyter.
+Service layer: the one object the edges (magics, widgets, CLI, server) call. It is a small
+facade over the pieces in :mod:`skillnb.service`: the journal core
+(:class:`~skillnb.service.journal.RunJournal`: state, refresh, commit), durable steps
+(:class:`~skillnb.service.steps.Steps`), gates and transitions
+(:class:`~skillnb.service.gates.Gates`), approvals, batches and the view. It imports nothing
+from Jupyter.
 
 Reads (``run.version``, ``run.facts``, ...) first look at the journal's tail, so they see what
 other processes committed; writes take the store's lock, catch up, validate, append.
@@ -11,66 +13,57 @@ other processes committed; writes take the store's lock, catch up, validate, app
 
 from __future__ import annotations
 
-import getpass
 import os
-import uuid
-import warnings
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from skillnb.core.gates import DEFAULT_PROFILE
-from skillnb.core.records import Event, EventDraft, Fact, FactKind, JsonValue, RunState
-from skillnb.core.state import MalformedEvent, apply, state_entry_seq
+from skillnb.core.gates import DEFAULT_PROFILE, GateSpec
+from skillnb.core.records import (
+    Approval,
+    Event,
+    EventDraft,
+    Fact,
+    FactKind,
+    FollowUp,
+    GateReport,
+    JsonValue,
+    RunState,
+)
+from skillnb.core.registry import Registry
 from skillnb.core.workflow import Workflow
-from skillnb.errors import ConflictError, SkillnbError, StoreCorrupted
-from skillnb.gating import Gating
-from skillnb.store import codec
+from skillnb.errors import SkillnbError, WorkflowError
+from skillnb.service.approvals import Approvals
+from skillnb.service.batches import ProgressFactory, iterate
+from skillnb.service.facts import write_fact
+from skillnb.service.followups import FollowUps
+from skillnb.service.gates import Gates, StepOutcome
+from skillnb.service.journal import Clock, ListenerWarning, RunJournal
+from skillnb.service.steps import FormalizeOutcome, Steps, formalize_step
+from skillnb.service.view import describe, stable_view
 from skillnb.store.protocol import Store
 from skillnb.store.sidecar import SidecarStore, sidecar_dir_for
 
 if TYPE_CHECKING:
     from skillnb.skillmemory import SkillMemory
 
-__all__ = ["Run", "RunListener", "open_run", "sidecar_exists"]
+__all__ = ["ListenerWarning", "Run", "RunListener", "open_run", "sidecar_exists"]
 
 T = TypeVar("T")
 RunListener = Callable[["Run", list[Event]], None]
 """Called after each commit of this run object with the events it appended."""
 
-Clock = Callable[[], datetime]
 
-_RECENT = 200
-_COMPACT_AFTER = 2000
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).astimezone()
-
-
-def _default_user(env: Mapping[str, str]) -> str:
-    name = env.get("SKILLNB_USER")
-    if name:
-        return name
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
-
-
-class ListenerWarning(UserWarning):
-    """A run listener (a view, the mirror) raised; the commit itself succeeded."""
-
-
-class Run(Gating):
+class Run:
     """One durable run. Build it with :func:`open_run`.
 
     Attributes:
-        store: where the journal lives.
-        workflow: the bound definition, or ``None`` for a run that only keeps facts.
-        user: who approvals and milestones are attributed to by default.
+        journal: the journal core every part of the run shares (state, refresh, commit).
+        steps: the durable-step lifecycle (start, fail, uncertain, clear).
+        gates: gate evaluation, gated steps and transitions.
+        approvals: approval requests and decisions.
+        notebook: the notebook the run belongs to, when opened from one.
+        progress_factory: set by an edge (the notebook) to show batch progress.
 
     """
 
@@ -87,75 +80,68 @@ class Run(Gating):
         notebook: Path | None = None,
         profile: str | None = None,
     ) -> None:
-        self.store = store
         self.notebook = notebook
-        self._env = dict(os.environ if env is None else env)
-        self._clock: Clock = clock or _now
-        self.user = user or _default_user(self._env)
-        self.profile = profile or self._env.get("SKILLNB_PROFILE") or DEFAULT_PROFILE
-        """The run profile of this session (``profile=``, ``$SKILLNB_PROFILE`` or ``default``):
-        gates whose ``bypass_in`` names it are bypassed, and each bypass is recorded."""
-        self._blob_threshold = blob_threshold
-        self._listeners: list[RunListener] = []
-        self._recent: deque[Event] = deque(maxlen=_RECENT)
-        self._decoded: dict[tuple[str, int], Any] = {}
-        self._tail = 0
-        self._memory_option = memory
-        self._memory: SkillMemory | None = None
-        self.progress_factory: Callable[[str, int, int], Any] | None = None
-        """Set by an edge (the notebook) to show batch progress; see :meth:`items`."""
-        self._state = RunState(run_id="")
-        self._reload()
-        self.workflow: Workflow | None = None
-        if not store.exists():
-            self._create()
+        self.journal = RunJournal(
+            store,
+            clock=clock,
+            user=user,
+            env=os.environ if env is None else env,
+            memory=memory,
+            blob_threshold=blob_threshold,
+        )
+        self.steps = Steps(self.journal)
+        self.gates = Gates(self.journal, self.steps)
+        self.approvals = Approvals(self.journal)
+        self.progress_factory: ProgressFactory | None = None
+        self.gates.profile = profile or self.journal.env.get("SKILLNB_PROFILE") or DEFAULT_PROFILE
         if workflow is not None:
             self.bind(workflow)
-        elif self._state.workflow_definition is not None:
-            self.workflow = self._stored_workflow()
-            if self.workflow is not None:
-                self.workflow.check_profile(self.profile)
+        elif self.journal.workflow is not None:
+            self.journal.workflow.check_profile(self.profile)
 
-    # -- loading -------------------------------------------------------------------------
-    def _reload(self) -> None:
-        loaded = self.store.load()
-        state = loaded.snapshot.model_copy(deep=True) if loaded.snapshot else RunState(run_id="")
-        self._state = state
-        self._recent.clear()
-        self._fold(loaded.events)
-        self._tail = len(loaded.events)
+    # -- identity and binding ------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        """Where the journal lives."""
+        return self.journal.store
 
-    def _fold(self, events: Iterable[Event]) -> None:
-        for event in events:
-            try:
-                apply(self._state, event)
-            except MalformedEvent as exc:
-                raise StoreCorrupted(self.store.location, str(exc)) from exc
-            if event.type == "run.created" and not self._state.run_id:
-                self._state.run_id = str(event.data.get("run_id", ""))
-            self._recent.append(event)
-            self._tail += 1
+    @property
+    def user(self) -> str:
+        """Who approvals and milestones are attributed to by default."""
+        return self.journal.user
 
-    def refresh(self) -> None:
-        """Catch up with what other writers committed (cheap when nothing changed)."""
-        new = self.store.read_since(self._state.version)
-        if new is None:
-            self._reload()
-        else:
-            self._fold(new)
+    @property
+    def workflow(self) -> Workflow | None:
+        """The bound definition, or ``None`` for a run that only keeps facts."""
+        return self.journal.workflow
 
-    def _create(self) -> None:
-        run_id = uuid.uuid4().hex[:12]
-        try:
-            self._commit(lambda _s: [self._draft("run.created", run_id=run_id)])
-        except ConflictError:
-            self.refresh()  # another process created it first: use theirs
+    @property
+    def registry(self) -> Registry:
+        """Where python/resource gates and actions are looked up."""
+        return self.gates.registry
 
-    def _stored_workflow(self) -> Workflow | None:
-        definition = self._state.workflow_definition
-        if definition is None:
-            return None
-        return Workflow.from_dict(definition, source=f"{self.store.location} (stored definition)")
+    @registry.setter
+    def registry(self, registry: Registry) -> None:
+        self.gates.registry = registry
+
+    @property
+    def profile(self) -> str:
+        """The run profile of this session (``profile=``, ``$SKILLNB_PROFILE`` or ``default``).
+
+        Gates whose ``bypass_in`` names it are bypassed, and each bypass is recorded.
+        """
+        return self.gates.profile
+
+    @profile.setter
+    def profile(self, profile: str) -> None:
+        if self.workflow is not None:
+            self.workflow.check_profile(profile)
+        self.gates.profile = profile
+
+    @property
+    def memory(self) -> SkillMemory | None:
+        """The skill memory this run feeds (``None`` when turned off or without a workflow)."""
+        return self.journal.memory
 
     def bind(self, workflow: Workflow) -> None:
         """Bind ``workflow`` to this run (recorded when its definition changed).
@@ -165,26 +151,24 @@ class Run(Gating):
                 workflow does not declare the run's profile.
 
         """
-        from skillnb.errors import WorkflowError
-
         workflow.check_profile(self.profile)
-        self.refresh()
-        current = self._state.state
+        journal = self.journal
+        current = journal.refresh().state
         if current is not None and current not in workflow.states:
             raise WorkflowError(
                 f"this run is in state {current!r}, which workflow {workflow.name!r} does not "
                 "define; start a new run (%skillnb new-run) or add the state",
                 source=workflow.source,
             )
-        self.workflow = workflow
-        if self._state.workflow_hash == workflow.hash:
+        journal.workflow = workflow
+        if journal.state.workflow_hash == workflow.hash:
             return
 
         def make(state: RunState) -> list[EventDraft]:
             if state.workflow_hash == workflow.hash:
                 return []
             return [
-                self._draft(
+                journal.draft(
                     "workflow.bound",
                     workflow=workflow.name,
                     hash=workflow.hash,
@@ -193,146 +177,69 @@ class Run(Gating):
                 )
             ]
 
-        first = self._state.workflow_hash is None
-        self._commit(make)
-        self._memory = None
+        first = journal.state.workflow_hash is None
+        journal.commit(make)
+        journal.forget_memory()
         if first:
-            self._remember("run_started", f"run of {workflow.name} started in {self._state.state}")
+            started = f"run of {workflow.name} started in {journal.state.state}"
+            journal.remember("run_started", started)
 
-    # -- committing ----------------------------------------------------------------------
-    def _draft(self, type_: str, **data: JsonValue) -> EventDraft:
-        return EventDraft(type=type_, at=self._clock(), data=data)
-
-    def _commit(
-        self,
-        make: Callable[[RunState], list[EventDraft]],
-        expected_version: int | None = None,
-        *,
-        sync: bool = True,
-    ) -> list[Event]:
-        """Under the lock: catch up, compare versions, build drafts, append, fold.
-
-        ``sync=False`` only for markers (a step's start): see :meth:`Store.append`.
-        """
-        with self.store.lock():
-            self.refresh()
-            if expected_version is not None and expected_version != self._state.version:
-                raise ConflictError(expected_version, self._state.version)
-            drafts = make(self._state)
-            if not drafts:
-                return []
-            events = self.store.append(drafts, expected_version=self._state.version, sync=sync)
-            self._fold(events)
-            if self._tail > _COMPACT_AFTER + len(self._state.facts):
-                self._compact_locked()
-        self._notify(events)
-        return events
-
-    def _notify(self, events: list[Event]) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(self, events)
-            except Exception as exc:  # noqa: BLE001  # a broken view must not undo a commit
-                warnings.warn(f"run listener {listener!r} failed: {exc}", ListenerWarning, 2)
+    def refresh(self) -> None:
+        """Catch up with what other writers committed (cheap when nothing changed)."""
+        self.journal.refresh()
 
     def subscribe(self, listener: RunListener) -> Callable[[], None]:
         """Call ``listener(run, events)`` after each commit; return a function that unsubscribes."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self.journal.subscribe(lambda events: listener(self, events))
 
     def append_events(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: used to rebuild a run from a notebook)."""
-        return self._commit(lambda _s: list(drafts))
+        return self.journal.append_drafts(drafts)
 
     # -- reading -------------------------------------------------------------------------
     @property
     def id(self) -> str:
         """The run's id."""
-        return self._state.run_id
+        return self.journal.state.run_id
 
     @property
     def state(self) -> str | None:
         """The current state of the workflow (``None`` without one)."""
-        self.refresh()
-        return self._state.state
+        return self.journal.refresh().state
 
     @property
     def version(self) -> int:
         """The latest committed version (the journal's sequence number)."""
-        self.refresh()
-        return self._state.version
+        return self.journal.refresh().version
 
     @property
     def snapshot(self) -> RunState:
         """A copy of the whole current state (after catching up)."""
-        self.refresh()
-        return self._state.model_copy(deep=True)
-
-    def snapshot_ref(self, refresh: bool = False) -> RunState:
-        """The live state object, not a copy (read-only by contract; for the service layer)."""
-        if refresh:
-            self.refresh()
-        return self._state
-
-    def _decode(self, fact: Fact) -> Fact:
-        cache_key = (fact.key, fact.version)
-        if cache_key not in self._decoded:
-            self._decoded[cache_key] = codec.decode(fact.value, fact.encoding, self.store)
-        return fact.model_copy(update={"value": self._decoded[cache_key]})
+        return self.journal.refresh().model_copy(deep=True)
 
     def fact(self, key: str) -> Fact | None:
         """The latest version of fact ``key`` with its value decoded, or ``None``."""
-        self.refresh()
-        stored = self._state.facts.get(key)
-        return self._decode(stored) if stored is not None else None
+        stored = self.journal.refresh().facts.get(key)
+        return self.journal.decode(stored) if stored is not None else None
 
     @property
     def facts(self) -> Mapping[str, Fact]:
         """Every fact's latest version, values decoded."""
-        self.refresh()
-        return {key: self._decode(f) for key, f in self._state.facts.items()}
-
-    def values(self) -> Mapping[str, Any]:
-        """Fact values by key, decoded lazily (what check expressions and gates read)."""
-        self.refresh()
-        return _FactValues(self, self._state)
+        state = self.journal.refresh()
+        return {key: self.journal.decode(f) for key, f in state.facts.items()}
 
     def fact_history(self, key: str) -> list[Fact]:
         """Every version of fact ``key``, oldest first."""
-        found: list[Fact] = []
-        for event in self.store.history():
-            if event.type == "fact.formalized" and event.data["fact"].get("key") == key:
-                fact = Fact.model_validate(event.data["fact"])
-                fact.seq = event.seq
-                found.append(self._decode(fact))
-        return found
+        return self.journal.fact_history(key)
 
     def history(self, n: int = 20) -> list[Event]:
-        """The ``n`` most recent events, oldest first.
-
-        The last few hundred are kept in memory; after opening a compacted run they are read
-        back from the archive once, not on every call.
-        """
-        self.refresh()
-        if n <= 0:
-            return []
-        complete = self._state.version == 0 or (bool(self._recent) and self._recent[0].seq == 1)
-        if len(self._recent) < n and not complete:
-            if n > _RECENT:
-                return list(deque(self.store.history(), maxlen=n))
-            self._recent = deque(self.store.history(), maxlen=_RECENT)
-        return list(self._recent)[-n:]
+        """The ``n`` most recent events, oldest first."""
+        return self.journal.history(n)
 
     @property
     def key_ids(self) -> Mapping[str, JsonValue]:
         """Ids worth remembering across sessions (``set_key_ids`` adds to them)."""
-        self.refresh()
-        return dict(self._state.key_ids)
+        return dict(self.journal.refresh().key_ids)
 
     # -- writing facts -------------------------------------------------------------------
     def formalize(
@@ -352,7 +259,8 @@ class Run(Gating):
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
-        return self._formalize(
+        return write_fact(
+            self.journal,
             key,
             value,
             kind=kind,
@@ -362,50 +270,15 @@ class Run(Gating):
             source_hash=source_hash,
         )
 
-    def _formalize(
-        self,
-        key: str,
-        value: Any,
-        *,
-        kind: FactKind = "data",
-        note: str | None = None,
-        expected_version: int | None = None,
-        cell_id: str | None = None,
-        source_hash: str | None = None,
-        extra: Sequence[EventDraft] = (),
-    ) -> Fact:
-        if not isinstance(key, str) or not key:
-            raise SkillnbError(f"a fact key must be a non-empty string, not {key!r}")
-        encoded = codec.encode(value, self.store, **self._codec_options())
-        at = self._clock()
+    def formalize_step(
+        self, key: str, compute: Callable[[], Any], **options: Any
+    ) -> FormalizeOutcome:
+        """Compute fact ``key`` as a durable step, or restore it when its source is unchanged.
 
-        def make(state: RunState) -> list[EventDraft]:
-            previous = state.facts.get(key)
-            fact = Fact(
-                key=key,
-                value=encoded.value,
-                encoding=encoded.encoding,
-                restorable=encoded.restorable,
-                kind=kind,
-                version=previous.version + 1 if previous else 1,
-                at=at,
-                cell_id=cell_id,
-                source_hash=source_hash,
-                note=note,
-                preview=encoded.preview,
-            )
-            drafted = self._draft("fact.formalized", fact=fact.model_dump(mode="json"))
-            return [drafted, *(d.model_copy(update={"at": drafted.at}) for d in extra)]
-
-        self._commit(make, expected_version)
-        fact = self._state.facts[key]
-        self._decoded[(key, fact.version)] = value if encoded.restorable else encoded.value
-        return self._decode(fact)
-
-    def _codec_options(self) -> dict[str, Any]:
-        if self._blob_threshold is None:
-            return {}
-        return {"blob_threshold": self._blob_threshold}
+        See :func:`skillnb.service.steps.formalize_step` for ``options`` (``source_hash``,
+        ``cell_id``, ``kind``, ``note``, ``force``, ``idempotent``, ``extract``).
+        """
+        return formalize_step(self.steps, key, compute, **options)
 
     def rollback(self, key: str, version: int) -> Fact:
         """Write version ``version`` of fact ``key`` again, as a new version."""
@@ -418,29 +291,137 @@ class Run(Gating):
     def set_key_ids(self, ids: Mapping[str, JsonValue] | None = None, **more: JsonValue) -> None:
         """Remember ids (session ids, batch ids, ...) in the run and its skill memory."""
         merged = {**(ids or {}), **more}
-        self._commit(lambda _s: [self._draft("keyids.set", ids=merged)])
-        self._remember("key_ids", "ids: " + ", ".join(f"{k}={v}" for k, v in merged.items()))
+        self.journal.commit(lambda _s: [self.journal.draft("keyids.set", ids=merged)])
+        summary = "ids: " + ", ".join(f"{k}={v}" for k, v in merged.items())
+        self.journal.remember("key_ids", summary)
 
     def milestone(self, name: str) -> Event:
         """Record a named checkpoint: the current version, state and fact versions."""
+        journal = self.journal
 
         def make(state: RunState) -> list[EventDraft]:
             versions = {k: f.version for k, f in state.facts.items()}
-            return [self._draft("milestone.recorded", name=name, state=state.state, facts=versions)]
+            return [
+                journal.draft("milestone.recorded", name=name, state=state.state, facts=versions)
+            ]
 
-        event = self._commit(make)[0]
-        self._remember("milestone", f"milestone {name!r} at version {event.seq}")
+        event = journal.commit(make)[0]
+        journal.remember("milestone", f"milestone {name!r} at version {event.seq}")
         return event
 
     def compact(self) -> None:
         """Write a snapshot so that opening the run replays only what came after."""
-        with self.store.lock():
-            self.refresh()
-            self._compact_locked()
+        self.journal.compact()
 
-    def _compact_locked(self) -> None:
-        self.store.compact(self._state)
-        self._tail = 0
+    # -- gates, transitions, approvals, steps --------------------------------------------
+    def check(self, trigger: str, *, gates: Sequence[GateSpec] = ()) -> GateReport:
+        """Evaluate the gates of ``trigger`` (plus ``gates``) without firing: a dry run.
+
+        Raises:
+            TransitionNotAllowed: no transition ``trigger`` from the current state.
+
+        """
+        return self.gates.check(trigger, gates)
+
+    def check_gates(self, gates: Sequence[GateSpec]) -> GateReport:
+        """Evaluate inline ``gates`` (no trigger) without recording anything."""
+        return self.gates.check(None, gates)
+
+    def fire(self, trigger: str) -> Event:
+        """Fire ``trigger``: evaluate its gates, run its action (called with this run), move.
+
+        Raises:
+            TransitionNotAllowed: no transition ``trigger`` from the current state.
+            GateBlocked: a blocking gate failed (its report is recorded).
+            UncertainStep: the action started earlier and never finished.
+
+        """
+        return self.gates.fire(trigger, self)
+
+    def run_gated(
+        self,
+        trigger: str | None,
+        body: Callable[[], Any] | None = None,
+        *,
+        gates: Sequence[GateSpec] = (),
+        key: str | None = None,
+        source_hash: str | None = None,
+        cell_id: str | None = None,
+        idempotent: bool = False,
+        on_block: Literal["raise", "skip"] = "raise",
+        skip_done: bool = False,
+    ) -> StepOutcome:
+        """Run ``body`` as a durable step once its gates pass (see :meth:`Gates.run_gated`)."""
+        return self.gates.run_gated(
+            trigger,
+            body,
+            subject=self,
+            gates=gates,
+            key=key,
+            source_hash=source_hash,
+            cell_id=cell_id,
+            idempotent=idempotent,
+            on_block=on_block,
+            skip_done=skip_done,
+        )
+
+    def pending(self) -> list[Approval]:
+        """Approval requests waiting for a decision in the current state, oldest first."""
+        return self.approvals.pending()
+
+    def approve(
+        self,
+        gate: str,
+        by: str | None = None,
+        note: str | None = None,
+        *,
+        request: str | None = None,
+    ) -> Approval:
+        """Approve the open request of approval gate ``gate``.
+
+        Raises:
+            ApprovalError: no request is waiting (early), the request is stale, or it was
+                already decided (repeated).
+
+        """
+        return self.approvals.decide(gate, "approved", by, note, request)
+
+    def reject(
+        self,
+        gate: str,
+        by: str | None = None,
+        note: str | None = None,
+        *,
+        request: str | None = None,
+    ) -> Approval:
+        """Reject the open request of approval gate ``gate`` (see :meth:`approve`)."""
+        return self.approvals.decide(gate, "rejected", by, note, request)
+
+    def follow_ups(self) -> list[FollowUp]:
+        """Follow-ups left by warning gates and not resolved yet, oldest first."""
+        return FollowUps(self.journal).open()
+
+    def resolve_follow_up(
+        self,
+        id: str,
+        by: str | None = None,
+        note: str | None = None,
+    ) -> FollowUp:
+        """Resolve follow-up ``id`` (or the only open follow-up of the gate named ``id``).
+
+        Raises:
+            SkillnbError: no such follow-up, it is resolved already, or the gate has several.
+
+        """
+        return FollowUps(self.journal).resolve(id, by, note)
+
+    def uncertain(self) -> list[str]:
+        """Keys of steps that started, never ended, and whose process is gone (a crash)."""
+        return self.steps.uncertain()
+
+    def clear_step(self, key: str, by: str | None = None) -> None:
+        """Declare an uncertain step resolved, so that it may run again."""
+        self.steps.clear(key, by)
 
     # -- batches -------------------------------------------------------------------------
     def items(
@@ -458,36 +439,14 @@ class Run(Gating):
         process died stays not done and is yielded again next time. ``limit`` ends the loop
         normally after that many items (a day's share), so the last one is marked done too.
         """
-        from skillnb.batches import iterate
-
-        return iterate(self, batch, items, key=key, limit=limit)
-
-    # -- skill memory --------------------------------------------------------------------
-    @property
-    def memory(self) -> SkillMemory | None:
-        """The skill memory this run feeds (``None`` when turned off or without a workflow)."""
-        if self._memory is None and self._memory_option is not False:
-            from skillnb.skillmemory import SkillMemory
-
-            if isinstance(self._memory_option, SkillMemory):
-                self._memory = self._memory_option
-            elif self.workflow is not None:
-                self._memory = SkillMemory(self.workflow.skill, clock=self._clock, env=self._env)
-        return self._memory
-
-    def _remember(self, action: str, summary: str, files: list[str] | None = None) -> None:
-        memory = self.memory
-        if memory is None:
-            return
-        ids: dict[str, JsonValue] = {"last_run_id": self.id, **self._state.key_ids}
-        memory.record(action, summary, ids=ids, files=files)
+        return iterate(
+            self.journal, batch, items, key=key, limit=limit, progress=self.progress_factory
+        )
 
     # -- views ---------------------------------------------------------------------------
     def describe(self, *, evaluate_code: bool = False) -> dict[str, Any]:
-        """The run at a glance as JSON-safe data (see :mod:`skillnb.view`)."""
-        from skillnb.view import describe
-
-        return describe(self, evaluate_code=evaluate_code)
+        """The run at a glance as JSON-safe data (see :mod:`skillnb.service.view`)."""
+        return describe(self.gates, evaluate_code=evaluate_code)
 
     def summary(self, max_chars: int = 4000, *, stable: bool = False) -> str:
         """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`).
@@ -496,7 +455,6 @@ class Run(Gating):
         times, the run id, approval request ids) is left out, for notebook outputs.
         """
         from skillnb.core.summary import render_summary
-        from skillnb.view import stable_view
 
         memory = self.memory
         view = self.describe()
@@ -508,28 +466,8 @@ class Run(Gating):
         )
 
     def __repr__(self) -> str:
-        return f"<Run {self.id} state={self._state.state!r} v{self._state.version}>"
-
-    def state_entry_seq(self) -> int:
-        """The version at which the current state was entered."""
-        return state_entry_seq(self._state)
-
-
-class _FactValues(Mapping[str, Any]):
-    """A read-only mapping of fact values, decoded on first access."""
-
-    def __init__(self, run: Run, state: RunState) -> None:
-        self._run = run
-        self._facts = state.facts
-
-    def __getitem__(self, key: str) -> Any:
-        return self._run._decode(self._facts[key]).value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._facts)
-
-    def __len__(self) -> int:
-        return len(self._facts)
+        state = self.journal.state
+        return f"<Run {state.run_id} state={state.state!r} v{state.version}>"
 
 
 def sidecar_exists(notebook: str | Path) -> bool:

@@ -23,8 +23,8 @@ from skillnb.errors import (
     TransitionNotAllowed,
     UncertainStep,
 )
-from skillnb.owner import current_owner
 from skillnb.run import Run, open_run
+from skillnb.service.owner import current_owner
 from skillnb.store import MemoryStore
 from skillnb.store.memory import MemoryData
 
@@ -351,7 +351,9 @@ def test_failed_action_records_nothing_but_the_failure(make_run: Callable[..., R
 
 def test_uncertain_step_is_not_rerun_until_cleared(make_run: Callable[..., Run]) -> None:
     run = make_run()
-    run._commit(lambda _s: [run._draft("step.started", key="gate:send", source_hash="h")])
+    run.journal.commit(
+        lambda _s: [run.journal.draft("step.started", key="gate:send", source_hash="h")]
+    )
     assert run.uncertain() == ["gate:send"]
     with pytest.raises(UncertainStep) as info:
         run.run_gated(None, lambda: 1, key="gate:send", source_hash="h")
@@ -366,7 +368,7 @@ def test_uncertain_step_is_not_rerun_until_cleared(make_run: Callable[..., Run])
 
 def test_idempotent_step_may_rerun(make_run: Callable[..., Run]) -> None:
     run = make_run()
-    run._commit(lambda _s: [run._draft("step.started", key="s", idempotent=True)])
+    run.journal.commit(lambda _s: [run.journal.draft("step.started", key="s", idempotent=True)])
     assert run.run_gated(None, lambda: "again", key="s").result == "again"
 
 
@@ -488,7 +490,7 @@ def test_listeners_see_commits(make_run: Callable[..., Run]) -> None:
 def test_a_step_in_flight_in_a_live_process_is_not_uncertain(make_run: Callable[..., Run]) -> None:
     run = make_run()
     alive = current_owner()
-    run._commit(lambda _s: [run._draft("step.started", key="live", owner=alive)])
+    run.journal.commit(lambda _s: [run.journal.draft("step.started", key="live", owner=alive)])
     assert run.uncertain() == []
     assert run.run_gated(None, lambda: "ran", key="live").result == "ran"
 
@@ -499,7 +501,7 @@ def test_a_step_in_flight_in_a_live_process_is_not_uncertain(make_run: Callable[
         text=True,
     )
     dead = f"{socket.gethostname()}:{gone.stdout.strip()}:0"
-    run._commit(lambda _s: [run._draft("step.started", key="crashed", owner=dead)])
+    run.journal.commit(lambda _s: [run.journal.draft("step.started", key="crashed", owner=dead)])
     assert run.uncertain() == ["crashed"]
     assert run.describe()["uncertain"][0]["key"] == "crashed"
 

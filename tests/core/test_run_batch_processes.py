@@ -93,11 +93,10 @@ def test_an_item_in_flight_when_the_process_dies_is_yielded_again(tmp_path: Path
 SAME_KEY = r"""
 import sys, time
 import skillnb
-from skillnb.durable import formalize_step
 
 run = skillnb.open_run(state_dir=sys.argv[1], memory=False)
 time.sleep(float(sys.argv[2]))
-outcome = formalize_step(run, "shared", lambda: time.sleep(0.6) or sys.argv[3], source_hash="h")
+outcome = run.formalize_step("shared", lambda: time.sleep(0.6) or sys.argv[3], source_hash="h")
 print(outcome.status, outcome.fact.version)
 """
 
@@ -124,10 +123,9 @@ def test_two_processes_formalizing_one_key_at_once_both_record(tmp_path: Path) -
 DIES_MID_STEP = r"""
 import os, signal, sys
 import skillnb
-from skillnb.durable import formalize_step
 
 run = skillnb.open_run(state_dir=sys.argv[1], memory=False)
-formalize_step(run, "report", lambda: os.kill(os.getpid(), signal.SIGKILL), source_hash="h")
+run.formalize_step("report", lambda: os.kill(os.getpid(), signal.SIGKILL), source_hash="h")
 """
 
 
@@ -141,12 +139,11 @@ def test_a_process_killed_mid_step_leaves_it_uncertain(tmp_path: Path) -> None:
     )
     assert died.returncode == -9, died.stderr
     import skillnb
-    from skillnb.durable import formalize_step
     from skillnb.errors import UncertainStep
 
     run = skillnb.open_run(state_dir=tmp_path / "state", memory=False)
     assert run.uncertain() == ["formalize:report"]
     with pytest.raises(UncertainStep):
-        formalize_step(run, "report", lambda: "again", source_hash="h")
+        run.formalize_step("report", lambda: "again", source_hash="h")
     run.clear_step("formalize:report", by="tester")
-    assert formalize_step(run, "report", lambda: "again", source_hash="h").fact.value == "again"
+    assert run.formalize_step("report", lambda: "again", source_hash="h").fact.value == "again"

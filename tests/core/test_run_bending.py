@@ -95,7 +95,7 @@ def _to(run: Run, state: str) -> None:
     """Move the run to ``state`` through the journal, as a rebuilt run would."""
     from skillnb.core.records import EventDraft
 
-    now = run._clock()
+    now = run.journal.clock()
     run.append_events(
         [EventDraft(type="transition.fired", at=now, data={"trigger": "t", "to": state})]
     )

@@ -66,7 +66,7 @@ class RunMachine(RuleBasedStateMachine):
     @rule(trigger=TRIGGERS)
     def fire(self, trigger: str) -> None:
         before = self.run.state
-        values = dict(self.run.values())
+        values = dict(self.run.journal.values())
         try:
             self.run.fire(trigger)
         except TransitionNotAllowed:

@@ -11,7 +11,6 @@ import pytest
 
 from skillnb.core.records import Event
 from skillnb.core.workflow import Workflow
-from skillnb.durable import formalize_step
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.notebook import BUNDLE_MIME, MirrorWarning, rebuild_run
 from skillnb.jupyter.notebook_mirror import build_mirror
@@ -105,7 +104,7 @@ def write_notebook(path: Path, cells: list[dict[str, Any]], metadata: dict[str, 
 
 
 def _budget(run: Run) -> None:
-    formalize_step(run, "budget", lambda: 1200, source_hash=BUDGET_HASH, kind="decision")
+    run.formalize_step("budget", lambda: 1200, source_hash=BUDGET_HASH, kind="decision")
 
 
 def _submit(run: Run) -> None:
@@ -166,7 +165,7 @@ def test_a_rebuilt_fact_is_restored_not_recomputed(tmp_path: Path) -> None:
         calls.append(1)
         return 9
 
-    outcome = formalize_step(rebuilt, "budget", compute, source_hash=BUDGET_HASH)
+    outcome = rebuilt.formalize_step("budget", compute, source_hash=BUDGET_HASH)
     assert outcome.status == "restored"
     assert outcome.fact.value == 1200
     assert calls == []
@@ -229,7 +228,7 @@ def test_facts_only_in_the_mirror_are_preview_only(tmp_path: Path) -> None:
         calls.append(1)
         return 1500
 
-    outcome = formalize_step(rebuilt, "budget", compute, source_hash=BUDGET_HASH)
+    outcome = rebuilt.formalize_step("budget", compute, source_hash=BUDGET_HASH)
     assert outcome.status == "computed"  # a preview is never restored into Python
     assert calls == [1]
 

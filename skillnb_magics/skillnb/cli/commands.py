@@ -61,7 +61,7 @@ def facts_command(args: argparse.Namespace) -> int:
     """Print each fact's latest version (``--json``: with its stored value)."""
     run = open_target(args)
     if args.json:
-        state = run.snapshot_ref(refresh=True)
+        state = run.journal.refresh()
         _json([f.model_dump(mode="json") for f in state.facts.values()])
     else:
         for line in facts_lines(run.describe()):

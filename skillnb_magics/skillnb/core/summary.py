@@ -1,8 +1,9 @@
 """The LLM-ready run summary: deterministic Markdown within a character budget (core layer).
 
-:func:`render_summary` turns the view of a run (the dict :func:`skillnb.view.describe` builds)
-and the skill memory's prompt text into Markdown for a language model. Pure: no Jupyter, no
-I/O, no clock; lists are sorted on recorded data (keys, sequence numbers, times), never on
+:func:`render_summary` turns the view of a run (the dict that
+:func:`skillnb.service.view.describe` builds) and the skill memory's prompt text into
+Markdown for a language model. Pure: no Jupyter, no I/O, no clock; lists are sorted on
+recorded data (keys, sequence numbers, times), never on
 dict order, so the same input gives the same output.
 
 Layout: a title, the line :data:`DATA_LABEL`, one fenced block holding everything recorded,
@@ -400,8 +401,8 @@ def render_summary(
     """Render the run ``view`` as Markdown for an LLM, in at most ``max_chars`` characters.
 
     Args:
-        view: the run at a glance, as built by :func:`skillnb.view.describe`. Missing keys are
-            treated as empty.
+        view: the run at a glance, as built by :func:`skillnb.service.view.describe`. Missing
+            keys are treated as empty.
         max_chars: the budget; the result is never longer.
         memory: the skill memory's prompt summary, shown inside the data block.
 

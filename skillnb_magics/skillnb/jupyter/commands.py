@@ -148,7 +148,7 @@ def resume_output(run: Run, restored: list[str], *, rebuilt: bool = False) -> Ou
     return resumed(
         run.describe(),
         restored,
-        last_operation=run.snapshot_ref().last_operation,
+        last_operation=run.journal.state.last_operation,
         memory_last=f"{last['action']}: {last['summary']}" if last else None,
         rebuilt=rebuilt,
     )

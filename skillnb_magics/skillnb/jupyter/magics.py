@@ -172,11 +172,8 @@ class SkillnbMagics(Magics):
             and not cellexec.ends_with_expression(self.session.shell, cell)
         ):
             raise UsageError(_NO_EXPRESSION)
-        from skillnb.durable import formalize_step
-
         with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
-            outcome = formalize_step(
-                self.session.run,
+            outcome = self.session.run.formalize_step(
                 args.key,
                 lambda: self._execute(cell, capture, args.var),
                 source_hash=formalize_source_hash(line, cell),

@@ -76,5 +76,5 @@ def mirrors(
     notebook = build_mirror(run)
     cell = None
     if source is not None:
-        cell = build_cell_mirror(run.snapshot_ref(), {"id": cell_id, "source": source})
+        cell = build_cell_mirror(run.journal.state, {"id": cell_id, "source": source})
     return notebook, cell

@@ -75,7 +75,7 @@ def apply_mirror(nb: MutableMapping[str, Any], run: Run) -> int:
     if not isinstance(metadata, dict):
         metadata = nb["metadata"] = {}
     metadata["skillnb"] = build_mirror(run)
-    state = run.snapshot_ref()
+    state = run.journal.state
     marked = 0
     for _, cell in code_cells(nb):
         mirror = build_cell_mirror(state, cell)

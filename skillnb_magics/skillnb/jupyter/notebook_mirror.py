@@ -202,7 +202,7 @@ def _first_error(exc: ValidationError) -> str:
 
 def build_mirror(run: Run) -> dict[str, Any]:
     """``metadata["skillnb"]`` for the run's current state (JSON-safe)."""
-    state = run.snapshot_ref(refresh=True)
+    state = run.journal.refresh()
     return {
         "v": MIRROR_VERSION,
         "run_id": state.run_id,

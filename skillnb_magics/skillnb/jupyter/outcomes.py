@@ -15,9 +15,9 @@ from skillnb.jupyter.status import banner_sections, render_html, render_text
 
 if TYPE_CHECKING:
     from skillnb.core.records import GateReport
-    from skillnb.durable import FormalizeOutcome
     from skillnb.errors import GateBlocked
-    from skillnb.gating import StepOutcome
+    from skillnb.service.gates import StepOutcome
+    from skillnb.service.steps import FormalizeOutcome
 
 __all__ = ["blocked", "formalized", "gated", "resumed", "workflow_bound"]
 

@@ -75,7 +75,7 @@ def _default_open(notebook: Path) -> RunLike:
     from skillnb.run import open_run
 
     run = open_run(notebook)
-    reports = run.snapshot_ref().reports.values()
+    reports = run.journal.state.reports.values()
     last = max(reports, key=lambda r: r.version, default=None)
     if last is not None and run.workflow is not None and last.profile in run.workflow.profiles:
         run.profile = last.profile

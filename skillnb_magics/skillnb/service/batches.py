@@ -12,15 +12,13 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from skillnb.core.records import EventDraft, RunState
 from skillnb.errors import SkillnbError
+from skillnb.service.journal import RunJournal
 
-if TYPE_CHECKING:
-    from skillnb.run import Run
-
-__all__ = ["ProgressSink", "item_key", "iterate"]
+__all__ = ["ProgressFactory", "ProgressSink", "item_key", "iterate"]
 
 T = TypeVar("T")
 
@@ -57,13 +55,18 @@ def item_key(item: object) -> str:
         ) from exc
 
 
+ProgressFactory = Callable[[str, int, int], ProgressSink]
+"""Makes a progress bar for ``(batch, total, already_done)``."""
+
+
 def iterate(
-    run: Run,
+    journal: RunJournal,
     batch: str,
     items: Iterable[T],
     *,
     key: Callable[[T], str] | None = None,
     limit: int | None = None,
+    progress: ProgressFactory | None = None,
 ) -> Iterator[T]:
     """Declare ``items`` in ``batch`` and yield the ones not yet done (see module docs)."""
     pairs: list[tuple[str, T]] = []
@@ -77,53 +80,55 @@ def iterate(
     def declare(state: RunState) -> list[EventDraft]:
         known = set(state.batches[batch].items) if batch in state.batches else set()
         new = [k for k, _ in pairs if k not in known]
-        return [run._draft("batch.declared", batch=batch, items=new)] if new else []
+        return [journal.draft("batch.declared", batch=batch, items=new)] if new else []
 
     if limit is not None and limit < 0:
         raise SkillnbError(f"limit must be zero or more, not {limit}")
-    run._commit(declare)
-    return _loop(run, batch, pairs, limit)
+    journal.commit(declare)
+    return _loop(journal, batch, pairs, limit, progress)
 
 
-def _loop(run: Run, batch: str, pairs: list[tuple[str, T]], limit: int | None) -> Iterator[T]:
-    state = run.snapshot_ref()
+def _loop(
+    journal: RunJournal,
+    batch: str,
+    pairs: list[tuple[str, T]],
+    limit: int | None,
+    progress: ProgressFactory | None,
+) -> Iterator[T]:
+    state = journal.state
     done = set(state.batches[batch].done) if batch in state.batches else set()
     todo = [(k, item) for k, item in pairs if k not in done][:limit]
-    bar = (
-        run.progress_factory(batch, len(pairs), sum(k in done for k, _ in pairs))
-        if run.progress_factory
-        else None
-    )
+    bar = progress(batch, len(pairs), sum(k in done for k, _ in pairs)) if progress else None
     finished: list[str] = []
     last_memory = time.monotonic()
     try:
         for k, item in todo:
             yield item
-            _mark_done(run, batch, k)
+            _mark_done(journal, batch, k)
             finished.append(k)
             if bar is not None:
                 bar.update(1)
             if time.monotonic() - last_memory > _MEMORY_EVERY_S:
-                _remember(run, batch, finished)
+                _remember(journal, batch, finished)
                 last_memory = time.monotonic()
     finally:
         if bar is not None:
             bar.close()
         if finished:
-            _remember(run, batch, finished)
+            _remember(journal, batch, finished)
 
 
-def _mark_done(run: Run, batch: str, k: str) -> None:
+def _mark_done(journal: RunJournal, batch: str, k: str) -> None:
     def make(state: RunState) -> list[EventDraft]:
         if batch in state.batches and k in state.batches[batch].done:
             return []
-        return [run._draft("batch.item_done", batch=batch, item=k)]
+        return [journal.draft("batch.item_done", batch=batch, item=k)]
 
-    run._commit(make)
+    journal.commit(make)
 
 
-def _remember(run: Run, batch: str, finished: list[str]) -> None:
-    state = run.snapshot_ref()
+def _remember(journal: RunJournal, batch: str, finished: list[str]) -> None:
+    state = journal.state
     b = state.batches[batch]
     summary = f"{batch}: {len(b.done)}/{b.total} done ({len(finished)} this session)"
-    run._remember("batch_progress", summary, files=list(finished[-50:]))
+    journal.remember("batch_progress", summary, files=list(finished[-50:]))

@@ -18,15 +18,15 @@ warning gates left (``id, gate, state, trigger, reason, text, opened_seq, opened
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from skillnb.core.bending import open_follow_ups
 from skillnb.core.graph import to_mermaid
 from skillnb.core.records import Event, GateReport, GateResult
 from skillnb.core.state import describe_event
-from skillnb.owner import is_uncertain
-
-if TYPE_CHECKING:
-    from skillnb.run import Run
+from skillnb.service.approvals import Approvals
+from skillnb.service.gates import Gates
+from skillnb.service.owner import is_uncertain
 
 __all__ = ["VIEW_VERSION", "describe", "stable_view"]
 
@@ -58,9 +58,9 @@ def _status(report: GateReport, unknown: bool) -> str:
     return "warning" if report.warnings else "passing"
 
 
-def _next(run: Run, evaluate_code: bool) -> list[dict[str, Any]]:
-    workflow = run.workflow
-    state = run.snapshot_ref().state
+def _next(gates: Gates, evaluate_code: bool) -> list[dict[str, Any]]:
+    workflow = gates.journal.workflow
+    state = gates.journal.state.state
     if workflow is None or state is None:
         return []
     out = []
@@ -69,9 +69,9 @@ def _next(run: Run, evaluate_code: bool) -> list[dict[str, Any]]:
         runnable = [
             s
             for s in specs
-            if evaluate_code or s.kind not in _CODE_KINDS or run.profile in s.bypass_in
+            if evaluate_code or s.kind not in _CODE_KINDS or gates.profile in s.bypass_in
         ]
-        report = run._evaluate(runnable, transition.trigger)
+        report = gates.evaluate(runnable, transition.trigger)
         results = [_result(r) for r in report.results]
         skipped = [s for s in specs if s not in runnable]
         results += [
@@ -103,12 +103,12 @@ def _meaningful(events: list[Event]) -> list[Event]:
     return [e for e in events if e.type not in _BOOKKEEPING]
 
 
-def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
-    """The run at a glance (see the module docstring for the shape)."""
-    run.refresh()
-    state = run.snapshot_ref()
-    workflow = run.workflow
-    next_ = _next(run, evaluate_code)
+def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
+    """The run that ``gates`` evaluates, at a glance (see the module docstring for the shape)."""
+    journal = gates.journal
+    state = journal.refresh()
+    workflow = journal.workflow
+    next_ = _next(gates, evaluate_code)
     last_key = max(state.reports, key=lambda k: state.reports[k].version, default=None)
     last = state.reports[last_key] if last_key is not None else None
     statuses = {n["trigger"]: n["status"] for n in next_ if n["status"] != "unknown"}
@@ -144,7 +144,7 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
                 "requested_seq": a.requested_seq,
                 "requested_at": _iso(a.requested_at),
             }
-            for a in run.pending()
+            for a in Approvals(journal).pending()
         ],
         "uncertain": [
             {"key": s.key, "started_seq": s.started_seq, "cell_id": s.cell_id}
@@ -177,9 +177,9 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
         },
         "history": [
             {"seq": e.seq, "type": e.type, "at": _iso(e.at), "summary": describe_event(e)}
-            for e in _meaningful(run.history(_HISTORY * 4))[-_HISTORY:]
+            for e in _meaningful(journal.history(_HISTORY * 4))[-_HISTORY:]
         ],
-        "profile": run.profile,
+        "profile": gates.profile,
         "follow_ups": [
             {
                 "id": f.id,
@@ -191,7 +191,7 @@ def describe(run: Run, *, evaluate_code: bool = False) -> dict[str, Any]:
                 "opened_seq": f.opened_seq,
                 "opened_at": _iso(f.opened_at),
             }
-            for f in run.follow_ups()
+            for f in open_follow_ups(state)
         ],
         "mermaid": to_mermaid(
             workflow, current=state.state, visited=state.visited, statuses=statuses

@@ -1,0 +1,381 @@
+"""Gates, transitions and gated steps of a run (service layer).
+
+Every rule about when a step may run lives here, not in the magics, widgets or the
+JupyterLab extension. :class:`Gates` evaluates a trigger's gates (plus inline ones), records
+what blocked, and runs a gated body as a durable step (:class:`~skillnb.service.steps.Steps`)
+whose commit fires the transition and consumes the approvals it used, in one append.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from skillnb.core import bending
+from skillnb.core import gates as gate_eval
+from skillnb.core.gates import DEFAULT_PROFILE, GateContext, GateSpec
+from skillnb.core.records import Approval, Event, EventDraft, GateReport, RunState
+from skillnb.core.registry import Registry, default_registry
+from skillnb.core.state import state_entry_seq
+from skillnb.errors import GateBlocked, SkillnbError, TransitionNotAllowed
+from skillnb.service.approvals import approval_message, approval_status, open_request
+from skillnb.service.journal import RunJournal
+from skillnb.service.steps import Steps
+
+if TYPE_CHECKING:
+    from skillnb.core.workflow import Transition, Workflow
+
+__all__ = ["Gates", "StepOutcome"]
+
+
+@dataclass
+class StepOutcome:
+    """What happened to a gated step (a ``%%gate`` cell or :meth:`Gates.run_gated`)."""
+
+    status: Literal["ran", "done", "blocked", "fallback"]
+    """``ran``: gates passed and the body ran; ``done``: already completed in this run and
+    not run again; ``blocked``: a blocking gate failed (only with ``on_block="skip"``);
+    ``fallback``: a gate timed out with ``on_timeout: {fallback}``, the body did not run and
+    the fallback trigger fired instead (its events are :attr:`events`)."""
+    report: GateReport | None = None
+    """The gate report (``None`` when the step was already done; for a fallback, the report
+    that timed out)."""
+    result: Any = None
+    """What the body returned."""
+    events: list[Event] = field(default_factory=list)
+    """The events the step committed."""
+
+
+class Gates:
+    """Evaluate gates, run gated steps and fire transitions of one run.
+
+    Attributes:
+        registry: where python/resource gates and actions are looked up.
+        profile: the run profile: gates whose ``bypass_in`` names it are bypassed (and each
+            bypass is recorded with the step that ran without it).
+
+    """
+
+    def __init__(self, journal: RunJournal, steps: Steps, registry: Registry | None = None):
+        self.journal = journal
+        self.steps = steps
+        self.registry = registry or default_registry
+        self.profile = DEFAULT_PROFILE
+
+    def _workflow(self, trigger: str) -> Workflow:
+        workflow = self.journal.workflow
+        if workflow is None:
+            raise TransitionNotAllowed(trigger, self.journal.state.state, [])
+        return workflow
+
+    def transition(self, trigger: str) -> Transition:
+        """The transition ``trigger`` from the current state.
+
+        Raises:
+            TransitionNotAllowed: there is none (or the run has no workflow).
+
+        """
+        state = self.journal.state
+        workflow = self._workflow(trigger)
+        transition = workflow.find(state.state, trigger) if state.state is not None else None
+        if transition is None:
+            raise TransitionNotAllowed(trigger, state.state, workflow.triggers_from(state.state))
+        return transition
+
+    def specs(self, trigger: str | None, inline: Sequence[GateSpec]) -> list[GateSpec]:
+        """The gates of ``trigger``'s transition followed by ``inline`` ones."""
+        specs: list[GateSpec] = []
+        if trigger is not None:
+            transition = self.transition(trigger)  # raises when there is no workflow
+            gates = self._workflow(trigger).gates
+            specs = [gates[name] for name in transition.gates]
+        return [*specs, *inline]
+
+    def evaluate(self, specs: Sequence[GateSpec], trigger: str | None) -> GateReport:
+        """Evaluate ``specs`` against the current state (records nothing)."""
+        state = self.journal.state
+        ctx = GateContext(
+            state=state.state,
+            version=state.version,
+            trigger=trigger,
+            facts=self.journal.values(),
+            registry=self.registry,
+            approval=lambda spec: approval_status(self.journal.state, spec),
+            profile=self.profile,
+        )
+        return gate_eval.evaluate(specs, ctx)
+
+    def check(self, trigger: str | None, gates: Sequence[GateSpec] = ()) -> GateReport:
+        """Evaluate the gates of ``trigger`` (plus ``gates``) without firing: a dry run.
+
+        Raises:
+            TransitionNotAllowed: no transition ``trigger`` from the current state.
+
+        """
+        self.journal.refresh()
+        return self.evaluate(self.specs(trigger, gates), trigger)
+
+    def _record_block(
+        self, key: str, report: GateReport, specs: Sequence[GateSpec], trigger: str | None
+    ) -> None:
+        journal = self.journal
+        approvals = {s.name: s for s in specs if s.kind == "approval" or s.escalate}
+
+        def make(state: RunState) -> list[EventDraft]:
+            drafts = [
+                journal.draft("gate.reported", key=key, report=report.model_dump(mode="json"))
+            ]
+            for result in report.results:
+                spec = approvals.get(result.gate)
+                asks = result.kind == "approval" or result.escalated
+                if spec is None or result.passed or not asks:
+                    continue
+                request = open_request(state, spec.name)
+                if request is not None and request.status != "rejected":
+                    continue
+                approval = Approval(
+                    id=uuid.uuid4().hex[:10],
+                    gate=spec.name,
+                    trigger=trigger or key,
+                    message=approval_message(spec),
+                    state=state.state,
+                    requested_at=journal.clock(),
+                )
+                asked = approval.model_dump(mode="json")
+                drafts.append(journal.draft("approval.requested", approval=asked))
+            return drafts
+
+        journal.commit(make)
+        for result in report.blocking:
+            if result.kind == "approval" or result.escalated:
+                journal.remember("approval_requested", f"{key}: {result.gate} waits for approval")
+
+    # -- firing --------------------------------------------------------------------------
+    def fire(self, trigger: str, subject: object) -> Event:
+        """Fire ``trigger``: evaluate its gates, run its action, enter the target state.
+
+        The action (a callable registered with :func:`skillnb.action` or named
+        ``module:function``; a name registered nowhere is only a label) is called with
+        ``subject`` (the :class:`~skillnb.run.Run`).
+
+        Raises:
+            TransitionNotAllowed: no transition ``trigger`` from the current state.
+            GateBlocked: a blocking gate failed (its report is recorded).
+            UncertainStep: the action started earlier and never finished.
+
+        """
+        self.journal.refresh()
+        transition = self.transition(trigger)
+        action: Callable[[], Any] | None = None
+        if transition.action is not None:
+            fn = _find_action(self.registry, transition.action)
+            if fn is not None:
+                action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
+        outcome = self.run_gated(
+            trigger,
+            body=action,
+            key=f"transition:{trigger}",
+            idempotent=transition.idempotent,
+            subject=subject,
+        )
+        return next(e for e in outcome.events if e.type == "transition.fired")
+
+    def run_gated(
+        self,
+        trigger: str | None,
+        body: Callable[[], Any] | None = None,
+        *,
+        gates: Sequence[GateSpec] = (),
+        key: str | None = None,
+        source_hash: str | None = None,
+        cell_id: str | None = None,
+        idempotent: bool = False,
+        on_block: Literal["raise", "skip"] = "raise",
+        skip_done: bool = False,
+        subject: object = None,
+        _falling_back: dict[str, str] | None = None,
+    ) -> StepOutcome:
+        """Run ``body`` as a durable step once the gates of ``trigger`` and ``gates`` pass.
+
+        With ``skip_done``, a step already committed with the same ``source_hash`` is reported
+        as ``done`` and not run again, unless the workflow is back in a state where
+        ``trigger`` applies again.
+
+        When a blocking gate timed out with ``on_timeout: {fallback: OTHER}``, the body does
+        not run: the transition ``OTHER`` fires instead (its own gates and action apply; a
+        fallback does not fall back again) and the outcome's status is ``fallback``. After
+        the step commits, the corrective action of each warning gate runs as its own step,
+        called with ``subject`` (the :class:`~skillnb.run.Run`).
+
+        Raises:
+            GateBlocked: a blocking gate failed and ``on_block`` is ``"raise"``.
+            TransitionNotAllowed: ``trigger`` does not apply in the current state.
+            UncertainStep: the step started earlier and never committed.
+
+        """
+        self.journal.refresh()
+        step_key = key or (f"gate:{trigger}" if trigger else "gate")
+        if skip_done and self._done_before(step_key, trigger, source_hash):
+            return StepOutcome(status="done")
+        specs = self.specs(trigger, gates)
+        report = self.evaluate(specs, trigger)
+        if not report.passed:
+            self._record_block(step_key, report, specs, trigger)
+            fallback = report.fallback
+            if fallback is not None and trigger is not None and not _falling_back:
+                outcome = self._fall_back(trigger, fallback.gate, report, subject)
+                if source_hash is not None:  # the cell is done in this run: it fell back
+                    marker = self.steps.started_draft(step_key, source_hash, cell_id, idempotent)
+                    self.journal.append_drafts([marker, self.steps.committed_draft(step_key)])
+                return outcome
+            if on_block == "skip":
+                return StepOutcome(status="blocked", report=report)
+            raise GateBlocked(report, state=report.state, trigger=trigger)
+        self.steps.refuse_uncertain(step_key, idempotent)
+        started = body is not None
+        if started:
+            self.steps.start(step_key, source_hash, cell_id, idempotent)
+        try:
+            result = body() if body is not None else None
+        except BaseException as exc:
+            self.steps.fail(step_key, exc)
+            raise
+        events = self._finish(step_key, trigger, report, started, source_hash, _falling_back)
+        self._correct(report, subject)
+        return StepOutcome(status="ran", report=report, result=result, events=events)
+
+    def _fall_back(
+        self, trigger: str, gate: str, report: GateReport, subject: object
+    ) -> StepOutcome:
+        """Fire the fallback transition of ``trigger``'s gate ``gate``, which timed out."""
+        result = next(r for r in report.results if r.gate == gate and r.fallback)
+        target = str(result.fallback)
+        transition = self.transition(target)
+        action: Callable[[], Any] | None = None
+        if transition.action is not None:
+            fn = _find_action(self.registry, transition.action)
+            if fn is not None:
+                action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
+        why = {"for": trigger, "gate": gate, "reason": result.message}
+        outcome = self.run_gated(
+            target,
+            body=action,
+            key=f"transition:{target}",
+            idempotent=transition.idempotent,
+            subject=subject,
+            _falling_back=why,
+        )
+        return StepOutcome(status="fallback", report=report, events=outcome.events)
+
+    def _correct(self, report: GateReport, subject: object) -> None:
+        """Run the corrective action of each warning gate of ``report``, each a durable step."""
+        workflow = self.journal.workflow
+        if workflow is None:
+            return
+        for gate, ref in bending.corrective_actions(report, workflow.gates):
+            fn = self.registry.resolve_action(ref)
+            key = f"corrective:{gate}"
+            self.steps.start(key, None, None, False)
+            try:
+                fn(subject)
+            except BaseException as exc:
+                self.steps.fail(key, exc)
+                raise
+            self.journal.append_drafts([self.steps.committed_draft(key)])
+            self.journal.remember("corrective_action", f"{gate} warned: ran {ref}")
+
+    def _done_before(self, key: str, trigger: str | None, source_hash: str | None) -> bool:
+        state = self.journal.state
+        workflow = self.journal.workflow
+        step = state.steps.get(key)
+        if step is None or step.status != "committed" or step.source_hash != source_hash:
+            return False
+        if trigger is None or workflow is None or state.state is None:
+            return True
+        return workflow.find(state.state, trigger) is None
+
+    def _finish(
+        self,
+        key: str,
+        trigger: str | None,
+        report: GateReport,
+        started: bool,
+        source_hash: str | None,
+        fallback: dict[str, str] | None = None,
+    ) -> list[Event]:
+        journal = self.journal
+        used = [
+            r.gate for r in report.results if r.passed and (r.kind == "approval" or r.escalated)
+        ]
+        gates = journal.workflow.gates if journal.workflow is not None else {}
+
+        def make(state: RunState) -> list[EventDraft]:
+            drafts: list[EventDraft] = []
+            if not started and source_hash is not None:  # a body-less step, recorded at once
+                drafts.append(self.steps.started_draft(key, source_hash, None, False))
+            if report.results:  # keeps the last report current: a passed step is not "blocked"
+                dump = report.model_dump(mode="json")
+                drafts.append(journal.draft("gate.reported", key=key, report=dump))
+            for gate in used:
+                request = open_request(state, gate)
+                if request is None or request.status != "approved":
+                    raise SkillnbError(f"the approval for {gate!r} changed while the step ran")
+                drafts.append(journal.draft("approval.consumed", id=request.id))
+            drafts.extend(bending.step_drafts(state, report, gates, key, journal.clock()))
+            if trigger is not None:
+                consumed = {str(d.data["id"]) for d in drafts if d.type == "approval.consumed"}
+                drafts.extend(self._fire_drafts(state, trigger, consumed, fallback))
+            if started or source_hash is not None:
+                drafts.append(self.steps.committed_draft(key))
+            return drafts
+
+        events = journal.commit(make)
+        fired = next((e for e in events if e.type == "transition.fired"), None)
+        if fired is not None:
+            summary = f"{fired.data['trigger']}: {fired.data['from']} → {fired.data['to']}"
+            journal.remember("transition", summary)
+        return events
+
+    def _fire_drafts(
+        self,
+        state: RunState,
+        trigger: str,
+        consumed: set[str],
+        fallback: dict[str, str] | None = None,
+    ) -> list[EventDraft]:
+        journal = self.journal
+        extra: dict[str, Any] = {"profile": self.profile} if self.profile != DEFAULT_PROFILE else {}
+        if fallback is not None:
+            extra["fallback"] = fallback
+        workflow = self._workflow(trigger)
+        transition = workflow.find(state.state, trigger) if state.state else None
+        if transition is None:
+            allowed = workflow.triggers_from(state.state) if state.state else []
+            raise TransitionNotAllowed(trigger, state.state, allowed)
+        drafts = [
+            journal.draft(
+                "transition.fired",
+                trigger=trigger,
+                action=transition.action,
+                **{"from": state.state, "to": transition.target},
+                **extra,
+            )
+        ]
+        entry = state_entry_seq(state)
+        for approval in state.approvals.values():
+            open_ = approval.status in ("pending", "approved") and approval.requested_seq > entry
+            if open_ and approval.id not in consumed:
+                drafts.append(journal.draft("approval.expired", id=approval.id))
+        return drafts
+
+
+def _find_action(registry: Registry, ref: str) -> Callable[..., Any] | None:
+    """The callable for an action reference; ``None`` when a plain name is only a label."""
+    if ":" in ref:
+        return registry.resolve_action(ref)
+    try:
+        return registry.resolve_action(ref)
+    except SkillnbError:
+        return None

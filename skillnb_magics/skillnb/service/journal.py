@@ -1,0 +1,309 @@
+"""The run's journal core: state, refresh, commit, drafts, decoding (service layer).
+
+:class:`RunJournal` is the one object that talks to a run's :class:`~skillnb.store.Store`.
+It folds the journal into a :class:`~skillnb.core.records.RunState`, catches up with what
+other processes committed (:meth:`RunJournal.refresh`), and commits new events under the
+store's lock after validating them against the latest state (:meth:`RunJournal.commit`,
+with an optional ``expected_version`` compare-and-swap). Steps, gates, batches and the view
+receive it; none of them knows about :class:`skillnb.run.Run`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import uuid
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState
+from skillnb.core.state import MalformedEvent, apply
+from skillnb.core.workflow import Workflow
+from skillnb.errors import ConflictError, StoreCorrupted
+from skillnb.store import codec
+from skillnb.store.protocol import Store
+
+if TYPE_CHECKING:
+    from skillnb.skillmemory import SkillMemory
+
+__all__ = ["Clock", "JournalListener", "ListenerWarning", "RunJournal", "default_user"]
+
+Clock = Callable[[], datetime]
+JournalListener = Callable[[list[Event]], None]
+"""Called after each commit through this journal with the events it appended."""
+
+RECENT = 200
+"""How many recent events are kept in memory for :meth:`RunJournal.history`."""
+_COMPACT_AFTER = 2000
+
+
+def now() -> datetime:
+    """The current local time, timezone-aware (the default clock)."""
+    return datetime.now(UTC).astimezone()
+
+
+def default_user(env: Mapping[str, str]) -> str:
+    """Who approvals and milestones are attributed to: ``$SKILLNB_USER`` or the OS user."""
+    name = env.get("SKILLNB_USER")
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+class ListenerWarning(UserWarning):
+    """A run listener (a view, the mirror) raised; the commit itself succeeded."""
+
+
+class RunJournal:
+    """State, catch-up and commits of one run over one store.
+
+    Attributes:
+        store: where the journal lives.
+        workflow: the bound definition, or ``None`` for a run that only keeps facts.
+        clock: returns the current time (timezone-aware).
+        user: who approvals and milestones are attributed to by default.
+        env: the environment settings are read from.
+
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        user: str | None = None,
+        env: Mapping[str, str],
+        memory: SkillMemory | bool | None = None,
+        blob_threshold: int | None = None,
+    ) -> None:
+        self.store = store
+        self.env = dict(env)
+        self.clock: Clock = clock or now
+        self.user = user or default_user(self.env)
+        self.workflow: Workflow | None = None
+        self._blob_threshold = blob_threshold
+        self._listeners: list[JournalListener] = []
+        self._recent: deque[Event] = deque(maxlen=RECENT)
+        self._decoded: dict[tuple[str, int], Any] = {}
+        self._tail = 0
+        self._memory_option = memory
+        self._memory: SkillMemory | None = None
+        self.state = RunState(run_id="")
+        """The live folded state (read-only by contract; call :meth:`refresh` first)."""
+        self.reload()
+        if not store.exists():
+            self._create()
+        if self.state.workflow_definition is not None:
+            self.workflow = self.stored_workflow()
+
+    # -- loading -------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Read the snapshot and the journal after it again, from scratch."""
+        loaded = self.store.load()
+        state = loaded.snapshot.model_copy(deep=True) if loaded.snapshot else RunState(run_id="")
+        self.state = state
+        self._recent.clear()
+        self._fold(loaded.events)
+        self._tail = len(loaded.events)
+
+    def _fold(self, events: Iterable[Event]) -> None:
+        for event in events:
+            try:
+                apply(self.state, event)
+            except MalformedEvent as exc:
+                raise StoreCorrupted(self.store.location, str(exc)) from exc
+            if event.type == "run.created" and not self.state.run_id:
+                self.state.run_id = str(event.data.get("run_id", ""))
+            self._recent.append(event)
+            self._tail += 1
+
+    def refresh(self) -> RunState:
+        """Catch up with what other writers committed (cheap when nothing changed).
+
+        Returns:
+            The live state (read-only by contract).
+
+        """
+        new = self.store.read_since(self.state.version)
+        if new is None:
+            self.reload()
+        else:
+            self._fold(new)
+        return self.state
+
+    def _create(self) -> None:
+        run_id = uuid.uuid4().hex[:12]
+        try:
+            self.commit(lambda _s: [self.draft("run.created", run_id=run_id)])
+        except ConflictError:
+            self.refresh()  # another process created it first: use theirs
+
+    def stored_workflow(self) -> Workflow | None:
+        """The workflow definition recorded in the run, rebuilt as plain data."""
+        definition = self.state.workflow_definition
+        if definition is None:
+            return None
+        return Workflow.from_dict(definition, source=f"{self.store.location} (stored definition)")
+
+    # -- committing ----------------------------------------------------------------------
+    def draft(self, type_: str, **data: JsonValue) -> EventDraft:
+        """A new event of ``type_`` stamped with the clock's time."""
+        return EventDraft(type=type_, at=self.clock(), data=data)
+
+    def commit(
+        self,
+        make: Callable[[RunState], list[EventDraft]],
+        expected_version: int | None = None,
+        *,
+        sync: bool = True,
+    ) -> list[Event]:
+        """Under the lock: catch up, compare versions, build drafts, append, fold.
+
+        ``make`` receives the latest state and returns the events to append (none: nothing
+        is written); it may raise to refuse the operation. ``sync=False`` only for markers
+        whose loss costs information, not results (see :meth:`Store.append`).
+
+        Raises:
+            ConflictError: ``expected_version`` is given and is not the latest version.
+
+        """
+        with self.store.lock():
+            self.refresh()
+            if expected_version is not None and expected_version != self.state.version:
+                raise ConflictError(expected_version, self.state.version)
+            drafts = make(self.state)
+            if not drafts:
+                return []
+            events = self.store.append(drafts, expected_version=self.state.version, sync=sync)
+            self._fold(events)
+            if self._tail > _COMPACT_AFTER + len(self.state.facts):
+                self.compact_locked()
+        self._notify(events)
+        return events
+
+    def _notify(self, events: list[Event]) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(events)
+            except Exception as exc:  # noqa: BLE001  # a broken view must not undo a commit
+                warnings.warn(f"run listener {listener!r} failed: {exc}", ListenerWarning, 3)
+
+    def subscribe(self, listener: JournalListener) -> Callable[[], None]:
+        """Call ``listener(events)`` after each commit; return a function that unsubscribes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def compact(self) -> None:
+        """Write a snapshot so that opening the run replays only what came after."""
+        with self.store.lock():
+            self.refresh()
+            self.compact_locked()
+
+    def compact_locked(self) -> None:
+        """:meth:`compact` for a caller that already holds the lock and caught up."""
+        self.store.compact(self.state)
+        self._tail = 0
+
+    # -- reading -------------------------------------------------------------------------
+    def decode(self, fact: Fact) -> Fact:
+        """``fact`` with its stored value decoded (cached per key and version)."""
+        cache_key = (fact.key, fact.version)
+        if cache_key not in self._decoded:
+            self._decoded[cache_key] = codec.decode(fact.value, fact.encoding, self.store)
+        return fact.model_copy(update={"value": self._decoded[cache_key]})
+
+    def remember_decoded(self, key: str, version: int, value: Any) -> None:
+        """Cache the Python value of fact ``key`` v``version`` (its writer had it)."""
+        self._decoded[(key, version)] = value
+
+    def codec_options(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`skillnb.store.codec.encode`."""
+        if self._blob_threshold is None:
+            return {}
+        return {"blob_threshold": self._blob_threshold}
+
+    def values(self) -> Mapping[str, Any]:
+        """Fact values by key, decoded lazily (what check expressions and gates read)."""
+        return FactValues(self, self.refresh())
+
+    def history(self, n: int) -> list[Event]:
+        """The ``n`` most recent events, oldest first.
+
+        The last few hundred are kept in memory; after opening a compacted run they are read
+        back from the archive once, not on every call.
+        """
+        self.refresh()
+        if n <= 0:
+            return []
+        complete = self.state.version == 0 or (bool(self._recent) and self._recent[0].seq == 1)
+        if len(self._recent) < n and not complete:
+            if n > RECENT:
+                return list(deque(self.store.history(), maxlen=n))
+            self._recent = deque(self.store.history(), maxlen=RECENT)
+        return list(self._recent)[-n:]
+
+    def fact_history(self, key: str) -> list[Fact]:
+        """Every version of fact ``key``, oldest first, values decoded."""
+        found: list[Fact] = []
+        for event in self.store.history():
+            if event.type == "fact.formalized" and event.data["fact"].get("key") == key:
+                fact = Fact.model_validate(event.data["fact"])
+                fact.seq = event.seq
+                found.append(self.decode(fact))
+        return found
+
+    # -- skill memory --------------------------------------------------------------------
+    @property
+    def memory(self) -> SkillMemory | None:
+        """The skill memory this run feeds (``None`` when turned off or without a workflow)."""
+        if self._memory is None and self._memory_option is not False:
+            from skillnb.skillmemory import SkillMemory
+
+            if isinstance(self._memory_option, SkillMemory):
+                self._memory = self._memory_option
+            elif self.workflow is not None:
+                self._memory = SkillMemory(self.workflow.skill, clock=self.clock, env=self.env)
+        return self._memory
+
+    def forget_memory(self) -> None:
+        """Drop the cached skill memory (the workflow, hence the skill, changed)."""
+        self._memory = None
+
+    def remember(self, action: str, summary: str, files: list[str] | None = None) -> None:
+        """Record ``action`` in the skill memory, with the run's key ids."""
+        memory = self.memory
+        if memory is None:
+            return
+        ids: dict[str, JsonValue] = {"last_run_id": self.state.run_id, **self.state.key_ids}
+        memory.record(action, summary, ids=ids, files=files)
+
+    def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
+        """Append prepared events as they are (low level: rebuilding a run from a notebook)."""
+        return self.commit(lambda _s: list(drafts))
+
+
+class FactValues(Mapping[str, Any]):
+    """A read-only mapping of fact values, decoded on first access."""
+
+    def __init__(self, journal: RunJournal, state: RunState) -> None:
+        self._journal = journal
+        self._facts = state.facts
+
+    def __getitem__(self, key: str) -> Any:
+        return self._journal.decode(self._facts[key]).value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facts)
+
+    def __len__(self) -> int:
+        return len(self._facts)
