@@ -180,7 +180,7 @@ def test_concurrent_recorders_lose_nothing(tmp_path: Path, max_history: int) -> 
         assert mine == sorted(mine)
     if max_history >= 99:
         assert set(summaries) == {f"worker {w} item {j}" for w in range(4) for j in range(25)}
-    assert not [p.name for p in (home / "memory").iterdir() if p.name.endswith(".tmp")]
+    assert not [p.name for p in (home / "memory").iterdir() if p.name.startswith(".tmp-")]
 
 
 def test_concurrent_threads_lose_nothing(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_writer_killed_before_rename_leaves_the_old_file_intact(tmp_path: Path) 
     )
     assert proc.returncode == 17, proc.stderr
     folder = home / "memory"
-    assert len(list(folder.glob(".*.tmp"))) == 1  # the orphan of the dead writer
+    assert len(list(folder.glob(".tmp-*"))) == 1  # the orphan of the dead writer
 
     mem = SkillMemory(SKILL, root=home)
     last = mem.get_last_operation()
@@ -227,7 +227,7 @@ def test_writer_killed_before_rename_leaves_the_old_file_intact(tmp_path: Path) 
     assert last["action"] == "kept"
     assert mem.get_id("k") == 1
     mem.record("next", "after the crash", ids={"k": 3})
-    assert list(folder.glob(".*.tmp")) == []  # cleaned up under the lock
+    assert list(folder.glob(".tmp-*")) == []  # cleaned up under the lock
     assert mem.get_id("k") == 3
     assert [op["action"] for op in mem.get_history()] == ["kept"]
 
@@ -254,7 +254,7 @@ real_open, real_replace = os.open, os.replace
 
 def spy_open(path, flags, mode=0o777, *args, **kwargs):
     fd = real_open(path, flags, mode, *args, **kwargs)
-    if str(path).endswith(".tmp"):
+    if os.path.basename(path).startswith(".tmp-"):
         created.append(stat.S_IMODE(os.fstat(fd).st_mode))
     return fd
 

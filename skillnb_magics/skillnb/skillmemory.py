@@ -30,7 +30,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillnb.memory import diskfile
 from skillnb.memory.fileformat import (
     SCHEMA_VERSION,
     FormatProblem,
@@ -45,6 +44,7 @@ from skillnb.memory.fileformat import (
 )
 from skillnb.memory.names import check_skill_name
 from skillnb.memory.prompt import render_summary
+from skillnb.store import durable
 
 __all__ = ["Operation", "SkillMemory", "SkillMemoryWarning", "default_home"]
 
@@ -167,8 +167,8 @@ class SkillMemory:
         summary = checked_text(summary, "summary")
         names = checked_files(files)
         new_ids = checked_ids(ids)
-        diskfile.ensure_private_dir(self._folder)
-        with diskfile.exclusive_lock(self._lock_path):
+        durable.ensure_private_dir(self._folder)
+        with durable.exclusive_lock(self._lock_path):
             # Time is read under the lock so that file order and time order agree.
             now = self._now()
             operation = OperationRecord(
@@ -190,8 +190,8 @@ class SkillMemory:
                 key_ids={**current.key_ids, **new_ids},
                 history=kept,
             )
-            diskfile.remove_stale_temps(self._path)
-            diskfile.write_atomic(self._path, encode(updated))
+            durable.sweep_temp_files(self._folder, of=self._path.name)
+            durable.atomic_write(self._path, encode(updated))
         self._warn_moved(moved)
         return operation.as_operation()
 
@@ -252,27 +252,27 @@ class SkillMemory:
 
     def _load(self) -> MemoryFile:
         """Read the file now (another process may have written it); repair it if damaged."""
-        raw = diskfile.read_or_none(self._path)
+        raw = durable.read_or_none(self._path)
         if raw is None:
             return self._fresh(self._now())
         try:
             return decode(raw, self._skill_name)
         except FormatProblem:
             # Decide under the lock: a writer may have replaced the file since we read it.
-            with diskfile.exclusive_lock(self._lock_path):
+            with durable.exclusive_lock(self._lock_path):
                 memory, moved = self._read_repairing(self._now())
         self._warn_moved(moved)
         return memory
 
     def _read_repairing(self, now: datetime) -> tuple[MemoryFile, tuple[Path, str] | None]:
         """Under the lock: read the file; move a damaged one aside and start fresh."""
-        raw = diskfile.read_or_none(self._path)
+        raw = durable.read_or_none(self._path)
         if raw is None:
             return self._fresh(now), None
         try:
             return decode(raw, self._skill_name), None
         except FormatProblem as problem:
-            moved = diskfile.move_aside(self._path, now.strftime("%Y%m%dT%H%M%S%z"))
+            moved = durable.move_aside(self._path, "corrupt", now.strftime("%Y%m%dT%H%M%S%z"))
             return self._fresh(now), (moved, str(problem))
 
     def _warn_moved(self, moved: tuple[Path, str] | None) -> None:

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from sidecar_helpers import draft, event_line, header_line, seal, state_at
+from sidecar_helpers import draft, event_line, header_line, lines, seal, state_at
 
 from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store import NewerFormatError, SidecarStore
 from skillnb.store import journal as journal_module
+from skillnb.store.sidecar import TornWriteWarning
 
 
 def write_journal(folder: Path, *chunks: bytes) -> Path:
@@ -77,11 +78,36 @@ TORN = sorted(set(DAMAGED_MIDDLE_LINES) - {"header in the middle", "empty line"}
 
 
 @pytest.mark.parametrize("damage", TORN)
-def test_the_same_damage_on_the_last_line_is_a_torn_write(sidecar_dir: Path, damage: str) -> None:
-    write_journal(sidecar_dir, *GOOD, DAMAGED_MIDDLE_LINES[damage])
+def test_the_same_damage_on_the_last_complete_line_is_corruption(
+    sidecar_dir: Path, damage: str
+) -> None:
+    path = write_journal(sidecar_dir, *GOOD, DAMAGED_MIDDLE_LINES[damage])
+    before = path.read_bytes()
+    error = load_error(sidecar_dir)
+    assert isinstance(error, StoreCorrupted)
+    assert_names(error, path, 3)
+    with pytest.raises(StoreCorrupted):  # the next write must not reuse its sequence number
+        SidecarStore(sidecar_dir).append([draft("c")], expected_version=2)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("damage", TORN)
+def test_the_same_damage_without_its_newline_is_a_torn_write(
+    sidecar_dir: Path, damage: str
+) -> None:
+    fragment = DAMAGED_MIDDLE_LINES[damage].rstrip(b"\n")
+    path = write_journal(sidecar_dir, *GOOD, fragment)
     store = SidecarStore(sidecar_dir)
-    assert [e.type for e in store.load().events] == ["a", "b"]
-    assert store.append([draft("c")], expected_version=2)[0].seq == 3
+    with pytest.warns(TornWriteWarning, match=r"journal.jsonl:3: ignoring \d+ bytes"):
+        assert [e.type for e in store.load().events] == ["a", "b"]
+    assert path.read_bytes().endswith(fragment)  # reading moved nothing
+    with pytest.warns(TornWriteWarning, match="moved") as warned:
+        assert store.append([draft("c")], expected_version=2)[0].seq == 3
+    [kept] = sidecar_dir.glob("journal.jsonl.tail-*")
+    assert str(kept) in str(warned[0].message)
+    assert kept.read_bytes() == fragment
+    assert path.read_bytes() == b"".join(GOOD) + lines(path)[-1]
+    store.close()
 
 
 def test_a_huge_line_in_the_middle(sidecar_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -168,3 +168,17 @@ def test_writers_killed_at_random_moments(tmp_path: Path) -> None:
         assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == -signal.SIGKILL
         assert acknowledged(acks) > before
         check(folder, acks)
+
+
+def test_a_writer_dying_while_creating_the_journal(tmp_path: Path) -> None:
+    """The journal is created whole (header and first lines) or not at all."""
+    folder, acks = tmp_path / ".skillnb" / "nb", tmp_path / "acks"
+    code = run_child(lambda: writer(folder, acks, seed=7, ops=3, phase="append.create.tmp"))
+    assert code == CRASHED
+    assert not (folder / "journal.jsonl").exists()
+    assert list(folder.glob(".tmp-journal.jsonl-*"))  # the new file never replaced anything
+    assert SidecarStore(folder).head() == 0
+    assert check(folder, acks) == 1
+    code = run_child(lambda: writer(folder, acks, seed=8, ops=5, phase="append.create.tmp"))
+    assert code == 0  # the journal exists now: later appends never create it again
+    check(folder, acks)

@@ -14,6 +14,7 @@ from sidecar_helpers import draft, event_line, lines, state_at
 
 from skillnb.errors import StoreCorrupted
 from skillnb.store import SidecarStore, sidecar_dir_for
+from skillnb.store.sidecar import TornWriteWarning
 
 
 class Crash(Exception):
@@ -108,24 +109,31 @@ def test_an_append_is_one_write_and_an_fsync(
     assert calls == ["write 3 lines", "fsync"]
 
 
-def test_a_torn_last_line_is_ignored_then_cut(store: SidecarStore, sidecar_dir: Path) -> None:
+def test_a_torn_last_line_is_ignored_then_moved_aside(
+    store: SidecarStore, sidecar_dir: Path
+) -> None:
     store.append([draft("a"), draft("b")], expected_version=0)
     journal = sidecar_dir / "journal.jsonl"
     committed = journal.read_bytes()
+    torn = event_line(3, "torn")[:40]
     with journal.open("ab") as f:
-        f.write(event_line(3, "torn")[:40])
+        f.write(torn)
     other = SidecarStore(sidecar_dir)
-    assert other.head() == 2
+    with pytest.warns(TornWriteWarning, match="the next write moves them aside"):
+        assert other.head() == 2
     assert [e.type for e in other.load().events] == ["a", "b"]
     assert store.read_since(0) is not None
-    other.append([draft("c")], expected_version=2)
+    assert journal.read_bytes() == committed + torn  # readers move nothing
+    with pytest.warns(TornWriteWarning, match=r"moved 40 bytes .* to .*journal\.jsonl\.tail-"):
+        other.append([draft("c")], expected_version=2)
     assert journal.read_bytes().startswith(committed)
     assert [e.type for e in store.history()] == ["a", "b", "c"]
-    assert not list(sidecar_dir.glob("journal.jsonl.*"))  # a torn write is not worth keeping
+    [kept] = sidecar_dir.glob("journal.jsonl.tail-*")
+    assert kept.read_bytes() == torn
     other.close()
 
 
-def test_a_bad_complete_last_line_is_ignored_and_kept_aside(
+def test_a_bad_complete_last_line_is_corruption_not_a_torn_write(
     store: SidecarStore, sidecar_dir: Path
 ) -> None:
     store.append([draft("a")], expected_version=0)
@@ -133,11 +141,12 @@ def test_a_bad_complete_last_line_is_ignored_and_kept_aside(
     garbage = b'{"v":1,"seq":2,"type":"x","crc":"00000000"}\n'
     with journal.open("ab") as f:
         f.write(garbage)
-    assert SidecarStore(sidecar_dir).head() == 1
-    store.append([draft("b")], expected_version=1)
-    [kept] = sidecar_dir.glob("journal.jsonl.tail-*")
-    assert kept.read_bytes() == garbage
-    assert [e.type for e in store.history()] == ["a", "b"]
+    with pytest.raises(StoreCorrupted, match=r"journal\.jsonl:2: checksum mismatch"):
+        SidecarStore(sidecar_dir).head()
+    with pytest.raises(StoreCorrupted):
+        store.append([draft("b")], expected_version=1)
+    assert journal.read_bytes().endswith(garbage)
+    assert not list(sidecar_dir.glob("journal.jsonl.*"))
 
 
 def test_an_unfinished_append_is_invisible_then_removed(
@@ -208,7 +217,8 @@ def test_compaction_archives_the_journal_in_a_segment(
     segment = sidecar_dir / "segments" / "000000000001-000000000003.jsonl"
     assert segment.read_bytes() == live  # byte for byte, checksums kept
     [header] = lines(sidecar_dir / "journal.jsonl")
-    assert json.loads(header) == {"v": 1, "base": 3, "crc": json.loads(header)["crc"]}
+    crc = json.loads(header)["crc"]
+    assert json.loads(header) == {"v": 1, "base": 3, "run": "run-test", "crc": crc}
     assert json.loads((sidecar_dir / "snapshot.json").read_text())["version"] == 3
     assert not (sidecar_dir / "compaction.json").exists()
 

@@ -7,7 +7,8 @@ standard error. Exit codes:
 ====  ==========================================================================
 0     done
 1     an error (a damaged sidecar, a refused approval, a cell that raised, ...)
-2     a usage or validation error (bad arguments, a missing notebook, an invalid workflow)
+2     a usage or validation error (bad arguments, a missing notebook, an invalid workflow,
+      a symlink inside a sidecar)
 3     ``skillnb run`` stopped on a blocked gate or a pending approval
 ====  ==========================================================================
 """
@@ -22,7 +23,7 @@ from typing import Any, NoReturn
 from skillnb.cli import commands, definition, headless
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
-from skillnb.errors import SkillnbError, WorkflowError
+from skillnb.errors import SkillnbError, UnsafePath, WorkflowError
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "EXIT_WAITING", "build_parser", "main"]
 
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = getattr(args, "command", None)
     try:
         return _dispatch(args)
-    except (UsageError, WorkflowError) as exc:
+    except (UsageError, WorkflowError, UnsafePath) as exc:
         fail(_one_line(command, exc))
         return EXIT_USAGE
     except SkillnbError as exc:

@@ -11,31 +11,36 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from skillnb.store.journal import EventRejected
     from skillnb.store.layout import sidecar_dir_for
     from skillnb.store.memory import MemoryStore
     from skillnb.store.migrations import NewerFormatError
     from skillnb.store.protocol import Loaded, Store
     from skillnb.store.repair import RepairReport, repair
-    from skillnb.store.sidecar import SidecarStore
+    from skillnb.store.sidecar import SidecarStore, TornWriteWarning
 
 __all__ = [
+    "EventRejected",
     "Loaded",
     "MemoryStore",
     "NewerFormatError",
     "RepairReport",
     "SidecarStore",
     "Store",
+    "TornWriteWarning",
     "repair",
     "sidecar_dir_for",
 ]
 
 _WHERE = {
+    "EventRejected": "skillnb.store.journal",
     "Loaded": "skillnb.store.protocol",
     "MemoryStore": "skillnb.store.memory",
     "NewerFormatError": "skillnb.store.migrations",
     "RepairReport": "skillnb.store.repair",
     "SidecarStore": "skillnb.store.sidecar",
     "Store": "skillnb.store.protocol",
+    "TornWriteWarning": "skillnb.store.sidecar",
     "repair": "skillnb.store.repair",
     "sidecar_dir_for": "skillnb.store.layout",
 }

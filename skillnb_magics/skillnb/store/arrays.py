@@ -9,6 +9,11 @@ library (a fixed name, never one read from data) because the stored value says i
   the strings ``"nan"``, ``"inf"``, ``"-inf"``. Object, complex and date dtypes are declined.
 * ``pandas``: ``{"kind": "DataFrame" | "Series", "table": <to_json(orient="table")>}``; the
   table schema keeps column types and the index, and missing values come back as NaN.
+
+Stored values are untrusted: before anything is allocated, a numpy value's shape must match the
+number of values stored and a text dtype may be no wider than its longest stored string (so
+~150 bytes cannot declare a 3 GiB array), and a pandas table's extension dtypes must be pandas
+extension types (never a numpy dtype of arbitrary width).
 """
 
 from __future__ import annotations
@@ -38,6 +43,56 @@ def _keep_non_finite(data: Any) -> Any:
     if isinstance(data, float) and not math.isfinite(data):
         return repr(data)
     return data
+
+
+def _leaves(data: Any) -> list[Any]:
+    """The scalars of a nested list, in order (iteratively: depth costs no stack)."""
+    out: list[Any] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _check_size(shape: Any, data: Any, dtype: Any, *, scalar: bool) -> None:
+    """Refuse a stored array whose shape or dtype width claims more than its data holds.
+
+    Raises:
+        ValueError: the shape is not a list of sizes, its product is not the number of stored
+            values, or a text dtype is wider than the longest stored string.
+
+    """
+    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+        raise ValueError(f"malformed numpy shape {shape!r:.80}")
+    values = [data] if scalar or not isinstance(data, list) else _leaves(data)
+    count = math.prod(shape)
+    if count != len(values):
+        raise ValueError(f"shape {shape} holds {count} values, {len(values)} are stored")
+    if dtype.kind == "U":
+        longest = max((len(v) for v in values if isinstance(v, str)), default=0)
+        if dtype.itemsize // 4 > max(longest, 1):
+            raise ValueError(
+                f"dtype {dtype.str} is wider than the longest stored string ({longest})"
+            )
+
+
+def _check_table(pd: Any, table: Any) -> None:
+    """Refuse a pandas table whose schema names a dtype that is not a pandas extension type."""
+    fields = table.get("schema", {}).get("fields") if isinstance(table, dict) else None
+    if not isinstance(fields, list) or not isinstance(table.get("data"), list):
+        raise ValueError("malformed pandas table (want schema.fields and data lists)")
+    for field in fields:
+        ext = field.get("extDtype") if isinstance(field, dict) else None
+        if ext is None:
+            continue
+        if not isinstance(ext, str) or len(ext) > 64:
+            raise ValueError(f"malformed extDtype {ext!r:.80}")
+        if not isinstance(pd.api.types.pandas_dtype(ext), pd.api.extensions.ExtensionDtype):
+            raise ValueError(f"extDtype {ext!r} is not a pandas extension type")
 
 
 def _restore_non_finite(data: Any) -> Any:
@@ -72,10 +127,13 @@ class _NumpyEncoder(Encoder):
 
     def decode(self, stored: Any) -> object:
         np = importlib.import_module("numpy")
+        if not isinstance(stored.get("dtype"), str) or len(stored["dtype"]) > 32:
+            raise ValueError(f"malformed numpy dtype {stored.get('dtype')!r:.40}")
         dtype = np.dtype(stored["dtype"])
         if dtype.kind not in _KINDS:
             raise ValueError(f"unexpected numpy dtype {dtype}")
         data = stored["data"]
+        _check_size(stored.get("shape"), data, dtype, scalar=bool(stored.get("scalar")))
         if dtype.kind == "f":
             data = _restore_non_finite(data)
         array = np.array(data, dtype=dtype).reshape(tuple(stored["shape"]))
@@ -110,6 +168,7 @@ class _PandasEncoder(Encoder):
         kind = stored["kind"]
         if kind not in ("DataFrame", "Series"):
             raise ValueError(f"unexpected pandas kind {kind!r}")
+        _check_table(pd, stored["table"])
         frame = pd.read_json(io.StringIO(dumps(stored["table"])), orient="table")
         if kind == "DataFrame":
             return frame

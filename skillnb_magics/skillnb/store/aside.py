@@ -8,12 +8,12 @@ in half, and the parent folder is fsynced so the new name survives a crash.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from skillnb.errors import SkillnbError
-from skillnb.store.durable import fsync_dir
+from skillnb.store.durable import FileLock, fsync_dir
 from skillnb.store.layout import SidecarLayout
-from skillnb.store.lockfile import FileLock
 
 __all__ = ["aside_folder", "restore_aside", "set_aside"]
 
@@ -42,7 +42,8 @@ def set_aside(folder: Path, run_id: str) -> Path:
         SkillnbError: something already stands at the aside name.
     """
     target = aside_folder(folder, run_id)
-    if target.exists():
+    SidecarLayout(folder).check_root()
+    if os.path.lexists(target):
         raise SkillnbError(f"{target.name} already exists; not overwriting it")
     _rename_locked(folder, target)
     return target
@@ -55,8 +56,8 @@ def restore_aside(folder: Path, run_id: str) -> None:
         SkillnbError: no such run was set aside, or ``folder`` is taken.
     """
     source = aside_folder(folder, run_id)
-    if not source.is_dir():
+    if not SidecarLayout(source).check_root():
         raise SkillnbError(f"no run {run_id!r} here (looked for {source.name})")
-    if folder.exists():
+    if os.path.lexists(folder):
         raise SkillnbError(f"{folder.name} holds another run; set it aside first")
     _rename_locked(source, folder)

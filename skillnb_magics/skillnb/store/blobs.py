@@ -3,17 +3,19 @@
 A blob reference is ``sha256:`` followed by 64 lowercase hex digits; in the sidecar the file
 name is the hex digest. The strict format is the path-safety check: a reference can never name
 ``..``, an absolute path or a separator, so it cannot escape ``blobs/``. Every read re-hashes
-the content, so a damaged blob is reported rather than returned.
+the content, so a damaged blob is reported rather than returned. ``blobs/`` and its files are
+never followed through a symlink (:class:`~skillnb.errors.UnsafePath`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from skillnb.errors import StoreCorrupted
-from skillnb.store.durable import atomic_write, ensure_dir
+from skillnb.store.durable import atomic_write, check_dir, ensure_dir, read_or_none
 
 __all__ = ["BlobFolder", "blob_ref", "check_blob_ref"]
 
@@ -43,8 +45,9 @@ def check_blob_ref(ref: object, where: Path | str) -> str:
 class BlobFolder:
     """The ``blobs/`` folder of one sidecar."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, guard: Callable[[], object] | None = None) -> None:
         self._folder = folder
+        self._guard = guard
 
     def put(self, data: bytes) -> str:
         """Store ``data`` durably under its hash (a no-op when it is already there).
@@ -53,11 +56,10 @@ class BlobFolder:
         """
         ref = blob_ref(data)
         path = self._folder / ref.removeprefix("sha256:")
-        try:
-            intact = blob_ref(path.read_bytes()) == ref
-        except FileNotFoundError:
-            intact = False
-        if not intact:
+        if self._guard is not None:
+            self._guard()
+        existing = read_or_none(path) if check_dir(self._folder) else None
+        if existing is None or blob_ref(existing) != ref:
             ensure_dir(self._folder)
             atomic_write(path, bytes(data), phase="blob")
         return ref
@@ -72,10 +74,11 @@ class BlobFolder:
         """
         digest = check_blob_ref(ref, self._folder)
         path = self._folder / digest
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise KeyError(ref) from None
+        if self._guard is not None:
+            self._guard()
+        data = read_or_none(path) if check_dir(self._folder) else None
+        if data is None:
+            raise KeyError(ref)
         if hashlib.sha256(data).hexdigest() != digest:
             raise StoreCorrupted(path, "blob content does not match its sha256 name")
         return data

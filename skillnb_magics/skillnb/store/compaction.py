@@ -7,7 +7,7 @@ folder fsync):
 1. ``compaction.json`` records the intent: ``{"v":1,"base":B,"head":H,"segment":NAME}``.
 2. ``segments/NAME`` receives the committed lines ``B+1..H``, byte for byte (checksums kept).
 3. ``snapshot.json`` receives the state at ``H``.
-4. ``journal.jsonl`` is replaced by a journal holding only the header ``{"base":H}``.
+4. ``journal.jsonl`` is replaced by a journal holding only the header ``{"base":H,"run":ID}``.
 5. ``compaction.json`` is removed.
 
 Why a crash anywhere loses and duplicates nothing:
@@ -37,8 +37,17 @@ from pathlib import Path
 from types import MappingProxyType
 
 from skillnb.core.records import RECORD_VERSION
+from skillnb.core.safejson import load_json
 from skillnb.errors import StoreCorrupted
-from skillnb.store.durable import PhaseHook, atomic_write, ensure_dir, fsync_dir
+from skillnb.store.durable import (
+    PhaseHook,
+    atomic_write,
+    check_dir,
+    check_file,
+    ensure_dir,
+    fsync_dir,
+    read_file,
+)
 from skillnb.store.journal import encode_header
 from skillnb.store.layout import SidecarLayout
 from skillnb.store.migrations import upgrade
@@ -54,7 +63,7 @@ def _no_hook(phase: str) -> None:
 
 def _read_intent(path: Path) -> tuple[int, int, str]:
     try:
-        obj = json.loads(path.read_bytes().decode("utf-8"))
+        obj = load_json(read_file(path), max_depth=8)
     except (UnicodeDecodeError, ValueError) as exc:
         raise StoreCorrupted(path, f"unreadable compaction record: {exc}") from None
     if not isinstance(obj, dict):
@@ -66,10 +75,13 @@ def _read_intent(path: Path) -> tuple[int, int, str]:
     return base, head, segment
 
 
-def _rebase(layout: SidecarLayout, tail: JournalTail, base: int, hook: PhaseHook) -> None:
+def _rebase(
+    layout: SidecarLayout, tail: JournalTail, base: int, run_id: str | None, hook: PhaseHook
+) -> None:
     """Replace the journal by one continuing from ``base``, keeping later committed lines."""
     rest = tail.committed_bytes(base + 1) if tail.last > base else b""
-    atomic_write(layout.journal, encode_header(base) + rest, hook=hook, phase="compact.journal")
+    header = encode_header(base, run_id)
+    atomic_write(layout.journal, header + rest, hook=hook, phase="compact.journal")
     hook("compact.journal")
     tail.reload()
 
@@ -81,12 +93,18 @@ def _finish(layout: SidecarLayout, hook: PhaseHook) -> None:
 
 
 def compact_journal(
-    layout: SidecarLayout, tail: JournalTail, snapshot: bytes, hook: PhaseHook = _no_hook
+    layout: SidecarLayout,
+    tail: JournalTail,
+    snapshot: bytes,
+    hook: PhaseHook = _no_hook,
+    *,
+    run_id: str | None = None,
 ) -> None:
     """Archive the live journal's events, write ``snapshot`` and start a fresh journal.
 
     The caller holds the lock, has brought ``tail`` up to date with no uncommitted tail, has
     checked that ``snapshot`` is the state at ``tail.last``, and that ``tail.last > tail.base``.
+    The new journal's header names ``run_id`` (the snapshot's run).
     """
     base, head = tail.base, tail.last
     segment = layout.segment(base + 1, head)
@@ -98,7 +116,7 @@ def compact_journal(
     hook("compact.segment")
     atomic_write(layout.snapshot, snapshot, hook=hook, phase="compact.snapshot")
     hook("compact.snapshot")
-    _rebase(layout, tail, head, hook)
+    _rebase(layout, tail, head, run_id, hook)
     _finish(layout, hook)
 
 
@@ -112,7 +130,7 @@ def recover(layout: SidecarLayout, tail: JournalTail, hook: PhaseHook = _no_hook
         StoreCorrupted: the compaction record is damaged or does not match the journal.
 
     """
-    if not layout.intent.exists():
+    if not check_file(layout.intent):
         return "none"
     base, head, name = _read_intent(layout.intent)
     tail.refresh()
@@ -127,11 +145,11 @@ def recover(layout: SidecarLayout, tail: JournalTail, hook: PhaseHook = _no_hook
         )
     segment = layout.segments / Path(name).name
     snap = read_snapshot(layout.snapshot)
-    if snap is not None and snap.version == head and segment.exists():
-        _rebase(layout, tail, head, hook)
+    if snap is not None and snap.version == head and check_file(segment):
+        _rebase(layout, tail, head, tail.run_id or snap.run_id or None, hook)
         _finish(layout, hook)
         return "finished"
-    if segment.exists():
+    if check_dir(layout.segments) and check_file(segment):
         segment.unlink()
         fsync_dir(layout.segments)
     _finish(layout, hook)

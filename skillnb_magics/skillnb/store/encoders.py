@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from skillnb.core.safejson import load_json
+
 __all__ = [
     "PREVIEW_CHARS",
     "Encoder",
@@ -79,7 +81,7 @@ class Encoder:
 
     def from_blob(self, payload: bytes) -> Any:
         """Return the JSON form back from a blob's bytes."""
-        return json.loads(payload.decode("utf-8"))
+        return load_json(payload)
 
 
 def plain_json(value: object, depth: int = 0) -> Any:

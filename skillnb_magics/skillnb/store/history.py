@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from skillnb.core.records import Event
 from skillnb.errors import StoreCorrupted
+from skillnb.store.durable import read_or_none
 from skillnb.store.journal import scan
 from skillnb.store.layout import Segment, SidecarLayout
 
@@ -27,7 +28,10 @@ def read_segment(segment: Segment) -> list[Event]:
         FileNotFoundError: the segment was removed meanwhile.
 
     """
-    found = scan(segment.path.read_bytes(), path=segment.path, next_seq=segment.first)
+    data = read_or_none(segment.path)
+    if data is None:
+        raise FileNotFoundError(segment.path)
+    found = scan(data, path=segment.path, next_seq=segment.first)
     if found.tail or not found.events or found.events[-1].seq != segment.last:
         last = found.events[-1].seq if found.events else segment.first - 1
         raise StoreCorrupted(
@@ -61,13 +65,11 @@ def read_history(layout: SidecarLayout) -> Iterator[Event]:
 
     Raises:
         StoreCorrupted: a file is damaged, or no segment holds some archived events.
+        UnsafePath: a file or folder of the sidecar is a symlink.
 
     """
-    try:
-        journal = layout.journal.read_bytes()
-    except FileNotFoundError:
-        journal = b""
-    live = scan(journal, path=layout.journal, header_allowed=True)
+    journal = read_or_none(layout.journal) if layout.check_root() else None
+    live = scan(journal or b"", path=layout.journal, header_allowed=True)
     last = 0
     for event in _archived(layout):
         yield event

@@ -11,14 +11,25 @@ compactly, with two journal-level fields before the closing brace::
   by its last line, which has no ``more``; lines of an unfinished append at the end of the file
   are not committed, so a multi-event append is all-or-nothing even if a crash tears it.
 
-The live journal may start with a header line ``{"v":1,"base":N,"crc":"…"}``: the events in it
-continue after version ``N`` (compaction archived 1..N). Without a header, ``N`` is 0, so an
-empty file is an empty run.
+A live journal starts with a header line ``{"v":1,"base":N,"run":"ID","crc":"…"}``: the events
+in it continue after version ``N`` (compaction archived 1..N), and ``run`` names the run whose
+events these are (its ``run.created`` event, or the snapshot's state, gave it). Journals written
+before run ids were recorded have ``{"v":1,"base":N}`` or, with ``N`` = 0, no header at all, so
+an empty file is an empty run; both are still read.
 
-Damage rules, applied by :func:`scan`: bytes after the last committed line that contain no
-valid line are a torn tail (a crash during a write) and are not committed; a bad line followed
-by a valid line is damage in the middle and raises :class:`~skillnb.errors.StoreCorrupted`
-naming the line, as does a sequence number out of order.
+Damage rules, applied by :func:`scan`:
+
+* Only bytes after the last newline (a final unterminated fragment) are a torn write. Valid
+  lines of an append whose last line is missing are not committed either. Neither was ever
+  acknowledged to a writer: readers ignore them, the next writer moves them aside.
+* A complete line that fails its checksum or does not parse, anywhere in the file, raises
+  :class:`~skillnb.errors.StoreCorrupted` naming the file and line, as does a sequence number
+  out of order: a damaged line may hold an acknowledged event, so nothing carries on past it.
+* A file whose first line is not a journal header or event (``[1,2,3]``, plain text) raises
+  ``StoreCorrupted("not a SKILL.nb journal")``: it is never taken for an empty run.
+
+Writer and reader agree on :data:`MAX_LINE_BYTES` and :data:`MAX_DEPTH` exactly: a line the
+reader would refuse is refused by :func:`encode_events` before anything is written.
 """
 
 from __future__ import annotations
@@ -33,34 +44,52 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from skillnb.core.records import RECORD_VERSION, Event
-from skillnb.errors import StoreCorrupted
+from skillnb.core.safejson import json_depth_exceeds, load_json
+from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_LINE_BYTES",
     "BadLine",
+    "EventRejected",
     "JournalHeader",
     "Scan",
     "describe_validation_error",
     "encode_events",
     "encode_header",
+    "looks_like_journal",
     "parse_line",
     "scan",
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
-"""The longest line written or read; large values belong in blobs (:mod:`skillnb.store.codec`)."""
+"""The longest line written or read, newline excluded; large values belong in blobs."""
+MAX_DEPTH = 128
+"""The deepest nesting of arrays and objects written in a line (the event object included)."""
+READ_DEPTH = 192
+"""The deepest nesting read back (more than is ever written, less than the parser's limit)."""
 
 _CRC_KEY = b',"crc":"'
 _CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
 _MORE = b',"more":true'
+_LINE_START = b'{"v":'  # every line the journal format ever had begins so
+
+
+class EventRejected(SkillnbError, ValueError):
+    """An event the journal cannot hold (not JSON, too large, too deep); nothing was written.
+
+    A ``ValueError`` too, for callers that treat it as bad input.
+    """
 
 
 class JournalHeader(NamedTuple):
-    """The optional first line of a live journal."""
+    """The first line of a live journal (optional in journals of older versions)."""
 
     base: int
     """The version the journal continues from (archived events end there)."""
+    run_id: str | None = None
+    """The run whose events the journal holds (``None`` in journals of older versions)."""
 
 
 class BadLine(Exception):
@@ -92,34 +121,47 @@ def _event_json(event: Event) -> bytes:
             allow_nan=False,
         )
         body = text.encode("utf-8")
-    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
-        raise ValueError(
+    except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError: a ValueError
+        raise EventRejected(
             f"event {event.seq} ({event.type}) cannot be journaled, its data is not JSON: {exc}"
         ) from exc
-    if len(body) > MAX_LINE_BYTES:
-        raise ValueError(
-            f"event {event.seq} ({event.type}) is {len(body)} bytes, over the journal's "
-            f"{MAX_LINE_BYTES}-byte line limit; store large values as blobs"
+    if json_depth_exceeds(body, MAX_DEPTH):
+        raise EventRejected(
+            f"event {event.seq} ({event.type}) nests more than {MAX_DEPTH} levels deep; "
+            "flatten the value or store it as text"
         )
     return body
+
+
+def _sealed_line(event: Event, more: bool) -> bytes:
+    line = _seal(_event_json(event)[:-1] + (_MORE if more else b""))
+    if len(line) - 1 > MAX_LINE_BYTES:
+        raise EventRejected(
+            f"event {event.seq} ({event.type}) is {len(line) - 1} bytes as a journal line, over "
+            f"the journal's {MAX_LINE_BYTES}-byte line limit; store large values as blobs"
+        )
+    return line
 
 
 def encode_events(events: Sequence[Event]) -> bytes:
     """Encode the journal lines of one append, the last one committing the group.
 
     Raises:
-        ValueError: an event's data is not JSON (NaN, a set, a lone surrogate, ...) or too big.
+        EventRejected: an event's data is not JSON (NaN, a set, a lone surrogate, ...), nests
+            deeper than :data:`MAX_DEPTH`, or its line would be longer than
+            :data:`MAX_LINE_BYTES` (newline excluded): exactly what :func:`scan` would refuse.
 
     """
     last = len(events) - 1
-    return b"".join(
-        _seal(_event_json(e)[:-1] + (_MORE if i < last else b"")) for i, e in enumerate(events)
-    )
+    return b"".join(_sealed_line(e, i < last) for i, e in enumerate(events))
 
 
-def encode_header(base: int) -> bytes:
-    """Encode the header line of a journal that continues after version ``base``."""
-    return _seal(b'{"v":%d,"base":%d' % (RECORD_VERSION, base))
+def encode_header(base: int, run_id: str | None = None) -> bytes:
+    """Encode the header line of run ``run_id``'s journal, continuing after version ``base``."""
+    content = b'{"v":%d,"base":%d' % (RECORD_VERSION, base)
+    if run_id is not None:
+        content += b',"run":' + json.dumps(run_id).encode("ascii")
+    return _seal(content)
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -130,10 +172,6 @@ def describe_validation_error(error: ValidationError) -> str:
     return f"{where}: {first['msg']}{more}"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHeader, bool]:
     """Validate one line (without its newline) and return its record and ``more`` flag.
 
@@ -142,15 +180,17 @@ def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHea
         NewerFormatError: the line was written by a newer skillnb (not damage).
 
     """
+    if len(raw) > MAX_LINE_BYTES:
+        raise BadLine(f"line of {len(raw)} bytes, over the {MAX_LINE_BYTES}-byte limit")
     if len(raw) < _CRC_TAIL + 2 or raw[-_CRC_TAIL:-10] != _CRC_KEY or raw[-2:] != b'"}':
-        raise BadLine("no checksum at the end of the line (torn or garbled)")
+        raise BadLine("no checksum at the end of the line (garbled or cut)")
     try:
         expected = int(raw[-10:-2], 16)
     except ValueError:
         raise BadLine("malformed checksum") from None
     content = raw[:-_CRC_TAIL]
     if zlib.crc32(b"}", zlib.crc32(content)) != expected:
-        raise BadLine("checksum mismatch (the line was altered or partly written)")
+        raise BadLine("checksum mismatch (the line was altered)")
     more = content.endswith(_MORE)
     body = (content[: -len(_MORE)] if more else content) + b"}"
     error: ValidationError | None = None
@@ -164,12 +204,19 @@ def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHea
     return _parse_other(body, more, error, path=path, line=line), more
 
 
+def _header(obj: dict[str, Any], more: bool) -> JournalHeader:
+    base, run_id = obj["base"], obj.get("run")
+    if type(base) is not int or base < 0 or more or not (run_id is None or type(run_id) is str):
+        raise BadLine(f"malformed journal header {obj!r:.200}")
+    return JournalHeader(base, run_id)
+
+
 def _parse_other(
     body: bytes, more: bool, error: ValidationError | None, *, path: Path, line: int
 ) -> Event | JournalHeader:
     """Parse a header or an older format, or explain the error (the slow path)."""
     try:
-        obj = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        obj = load_json(body, max_depth=READ_DEPTH)
     except UnicodeDecodeError as exc:
         raise BadLine(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except ValueError as exc:
@@ -181,11 +228,8 @@ def _parse_other(
         obj = upgrade(obj, EVENT_MIGRATIONS, path=path, line=line, current=RECORD_VERSION)
     except StoreCorrupted as exc:
         raise BadLine(exc.detail) from None
-    if set(obj) == {"v", "base"}:
-        base = obj["base"]
-        if type(base) is not int or base < 0 or more:
-            raise BadLine(f"malformed journal header {obj!r}")
-        return JournalHeader(base)
+    if set(obj) in ({"v", "base"}, {"v", "base", "run"}):
+        return _header(obj, more)
     if original == RECORD_VERSION:
         raise BadLine(describe_validation_error(error) if error is not None else "not an event")
     try:
@@ -204,16 +248,50 @@ class Scan:
     """The committed events, oldest first."""
     offsets: list[int]
     """Absolute byte offset of each committed event's line."""
-    base: int | None
-    """The header's base, when the bytes began with a header line."""
+    header: JournalHeader | None
+    """The header, when the bytes began with a header line."""
     end: int
     """Absolute byte offset just past the last committed line."""
     lines: int
     """How many committed lines were read (a header included)."""
     tail: int
-    """Bytes after ``end`` that are not committed (a torn line, an unfinished append)."""
+    """Bytes after ``end`` that are not committed (an unfinished append, a torn fragment)."""
     tail_lines: int
-    """Newline-terminated lines inside that tail (0 for a plain torn write)."""
+    """Valid lines inside that tail: an append whose last line never came."""
+
+    @property
+    def base(self) -> int | None:
+        """The header's base, when the bytes began with a header line."""
+        return self.header.base if self.header is not None else None
+
+
+def looks_like_journal(data: bytes) -> bool:
+    """Tell whether ``data`` begins as every journal line does (an empty file does too)."""
+    return _LINE_START.startswith(data[: len(_LINE_START)])
+
+
+def _not_a_journal(path: Path, data: bytes, first: BadLine | None) -> StoreCorrupted:
+    why = f"it begins {data[:20]!r}" + (f": {first.detail}" if first is not None else "")
+    return StoreCorrupted(
+        path,
+        f"not a SKILL.nb journal: its first line is not a journal header or event ({why}); "
+        "SKILL.nb never replaces a file it did not write",
+        line=1,
+    )
+
+
+def _check_first_fragment(data: bytes, path: Path) -> None:
+    """A journal whose only bytes lack a newline: a torn first event, or a cut header.
+
+    The header is written atomically with the journal, so a header without its newline is
+    damage (repair restores it), not a torn write.
+    """
+    try:
+        item, _ = parse_line(data, path=path, line=1)
+    except BadLine:
+        return
+    if isinstance(item, JournalHeader):
+        raise StoreCorrupted(path, "the journal header has no newline (the file was cut)", line=1)
 
 
 def scan(
@@ -233,35 +311,33 @@ def scan(
         start: the absolute offset of ``data[0]`` in the file.
         first_line: the 1-based line number of the first line in ``data``.
         next_seq: the sequence number the first event must have (a header overrides it).
-        header_allowed: whether the first line may be a journal header.
+        header_allowed: whether the first line may be a journal header (the bytes are then
+            the start of a live journal, and must look like one).
 
     Raises:
-        StoreCorrupted: a bad line is followed by a valid one, a sequence number is out of
-            order, or a header appears where it may not.
+        StoreCorrupted: a complete line is damaged, a sequence number is out of order, a header
+            appears where it may not, or the file is not a SKILL.nb journal at all.
         NewerFormatError: a line was written by a newer skillnb.
 
     """
+    if header_allowed and not looks_like_journal(data):
+        raise _not_a_journal(path, data, None)
     events: list[Event] = []
     offsets: list[int] = []
-    base: int | None = None
+    header: JournalHeader | None = None
     committed = end = lines = 0
-    bad: tuple[int, str] | None = None
     pos, lineno, expect = 0, first_line, next_seq
     while (nl := data.find(b"\n", pos)) >= 0:
         try:
-            if nl - pos > MAX_LINE_BYTES:
-                raise BadLine(f"line of {nl - pos} bytes, over the {MAX_LINE_BYTES}-byte limit")
             item, more = parse_line(data[pos:nl], path=path, line=lineno)
         except BadLine as exc:
-            bad = bad or (lineno, exc.detail)
-            pos, lineno = nl + 1, lineno + 1
-            continue
-        if bad is not None:
-            raise StoreCorrupted(path, f"{bad[1]}; valid lines follow it", line=bad[0])
+            if header_allowed and pos == 0 and not data.startswith(_LINE_START):
+                raise _not_a_journal(path, data, exc) from None
+            raise StoreCorrupted(path, exc.detail, line=lineno) from None
         if isinstance(item, JournalHeader):
             if not (header_allowed and pos == 0):
                 raise StoreCorrupted(path, "a journal header where events belong", line=lineno)
-            base, expect = item.base, item.base + 1
+            header, expect = item, item.base + 1
         elif item.seq != expect:
             kind = "gap" if item.seq > expect else "duplicate or out of order"
             raise StoreCorrupted(
@@ -277,10 +353,12 @@ def scan(
             committed, end, lines = len(events), nl + 1, lineno - first_line + 1
         pos, lineno = nl + 1, lineno + 1
     del events[committed:], offsets[committed:]
+    if header_allowed and pos == 0 and data:
+        _check_first_fragment(data, path)
     return Scan(
         events=events,
         offsets=offsets,
-        base=base,
+        header=header,
         end=start + end,
         lines=lines,
         tail=len(data) - end,

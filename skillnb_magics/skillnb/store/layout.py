@@ -9,6 +9,11 @@
         lock                 inter-process writer lock (flock)
         segments/            archived journal lines, <first>-<last>.jsonl, zero-padded
         blobs/               content-addressed values, named by their sha256 hex digest
+
+Nothing in a sidecar may be a symlink: :meth:`SidecarLayout.check_root` checks the folder (and
+``.skillnb/`` above it) with ``lstat``, :meth:`SidecarLayout.list_segments` the segments folder,
+and every file is opened with ``O_NOFOLLOW`` (:mod:`skillnb.store.durable`). A notebook stem of
+``..`` (``...ipynb``) would put the sidecar outside ``.skillnb/``: refused too.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
+from skillnb.errors import UnsafePath
+from skillnb.store.durable import check_dir
 
 __all__ = ["Segment", "SidecarLayout", "sidecar_dir_for"]
 
@@ -46,6 +54,25 @@ class SidecarLayout:
 
     root: Path
     """The sidecar folder itself."""
+
+    @property
+    def guarded(self) -> int:
+        """How many folder levels from :attr:`root` up belong to SKILL.nb (2 under ``.skillnb``)."""
+        return 2 if self.root.parent.name == ".skillnb" else 1
+
+    def check_root(self) -> bool:
+        """Tell whether the sidecar folder exists, refusing symlinks and escaping names.
+
+        Raises:
+            UnsafePath: the folder, or ``.skillnb/`` above it, is a symlink or not a folder, or
+                the folder is ``.skillnb/..`` (it would resolve outside ``.skillnb/``).
+
+        """
+        if self.guarded == 2 and self.root.name in (".", ".."):
+            raise UnsafePath(self.root, "resolves outside the notebook's sidecar folder")
+        if self.guarded == 2 and not check_dir(self.root.parent):
+            return False
+        return check_dir(self.root)
 
     @property
     def journal(self) -> Path:
@@ -82,9 +109,16 @@ class SidecarLayout:
         return self.segments / f"{first:012d}-{last:012d}.jsonl"
 
     def list_segments(self) -> list[Segment]:
-        """List the archived segments by first sequence number (other files are ignored)."""
+        """List the archived segments by first sequence number (other files are ignored).
+
+        Raises:
+            UnsafePath: ``segments/`` is a symlink or not a folder.
+
+        """
         found: list[Segment] = []
         try:
+            if not check_dir(self.segments):
+                return found
             names = [p.name for p in self.segments.iterdir()]
         except FileNotFoundError:
             return found

@@ -9,8 +9,14 @@ and rewritten with:
 * for each sequence number that no valid line holds (its line was damaged), a placeholder
   event of type :data:`LOST_EVENT_TYPE` naming the kept copy and the damaged lines, so the
   journal stays gap-free and the loss stays visible in the history;
-* without a trailing unfinished append (its lines were never acknowledged to a writer) and
-  without lines repeating a sequence number already kept.
+* without a trailing unfinished append or torn fragment (never acknowledged to a writer) and
+  without lines repeating a sequence number already kept;
+* for the live journal: with a header naming the run, and reaching at least the snapshot's
+  version (events no file holds any more become placeholders), so a journal emptied or cut
+  beside a snapshot opens again.
+
+A file that is not a SKILL.nb journal at all (``[1,2,3]``, plain text) is kept aside the same
+way and the journal restarts empty after the archived events.
 
 A ``snapshot.json`` that cannot be read is moved aside (the snapshot is an optimisation: the
 run is rebuilt from the history), as is a compaction record that does not match the journal.
@@ -29,8 +35,22 @@ from pathlib import Path
 from skillnb.core.records import Event
 from skillnb.errors import StoreCorrupted
 from skillnb.store.compaction import recover
-from skillnb.store.durable import aside_path, atomic_write, fsync_dir, sweep_temp_files
-from skillnb.store.journal import BadLine, JournalHeader, encode_events, encode_header, parse_line
+from skillnb.store.durable import (
+    aside_path,
+    atomic_write,
+    check_file,
+    fsync_dir,
+    read_file,
+    sweep_temp_files,
+)
+from skillnb.store.journal import (
+    BadLine,
+    JournalHeader,
+    encode_events,
+    encode_header,
+    looks_like_journal,
+    parse_line,
+)
 from skillnb.store.layout import SidecarLayout
 from skillnb.store.sidecar import SidecarStore
 from skillnb.store.snapshot import read_snapshot
@@ -95,6 +115,8 @@ class _Salvage:
     """Events rescued from one file, line by line."""
 
     base: int | None = None
+    run_id: str | None = None
+    fragment: tuple[int, ...] = ()
     events: list[Event] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
     damaged: list[int] = field(default_factory=list)
@@ -121,8 +143,7 @@ class _Salvage:
 def _salvage(data: bytes, path: Path, *, header_allowed: bool) -> _Salvage:
     found = _Salvage()
     lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
+    fragment = lines.pop()  # b"" when the file ends with a newline
     for number, raw in enumerate(lines, start=1):
         try:
             item, more = parse_line(raw, path=path, line=number)
@@ -131,7 +152,7 @@ def _salvage(data: bytes, path: Path, *, header_allowed: bool) -> _Salvage:
             continue
         if isinstance(item, JournalHeader):
             if header_allowed and number == 1:
-                found.base = item.base
+                found.base, found.run_id = item.base, item.run_id
             else:
                 found.damaged.append(number)
             continue
@@ -143,7 +164,28 @@ def _salvage(data: bytes, path: Path, *, header_allowed: bool) -> _Salvage:
         found.open_group = [*found.open_group, number] if more else []
     if found.open_group:  # an append cut short at the end: never acknowledged
         del found.events[-len(found.open_group) :], found.numbers[-len(found.open_group) :]
+    if fragment:
+        _salvage_fragment(found, fragment, path, len(lines) + 1, header_allowed=header_allowed)
     return found
+
+
+def _salvage_fragment(
+    found: _Salvage, fragment: bytes, path: Path, number: int, *, header_allowed: bool
+) -> None:
+    """Read a last line that lacks its newline.
+
+    A header is still read; anything else was never acknowledged and is dropped (it stays in
+    the copy set aside).
+    """
+    found.fragment = (number,)
+    try:
+        item, _ = parse_line(fragment, path=path, line=number)
+    except BadLine:
+        found.damaged.append(number)
+        return
+    if isinstance(item, JournalHeader) and header_allowed and number == 1:
+        found.base, found.run_id = item.base, item.run_id
+    found.dropped.append(number)
 
 
 def _fill(
@@ -174,27 +216,60 @@ def _keep_aside(path: Path, now: datetime) -> Path:
     return aside
 
 
-def _repair_file(
-    path: Path,
-    *,
-    first: int | None,
-    last: int | None,
-    header: bool,
-    fallback_base: int,
-    now: datetime,
-) -> FileRepair | None:
-    found = _salvage(path.read_bytes(), path, header_allowed=header)
-    base = 0
-    if header:
+@dataclass(frozen=True)
+class _Expect:
+    """What a repaired file must hold."""
+
+    first: int | None = None
+    """Its first sequence number (a segment's name says), ``None``: from its content."""
+    last: int | None = None
+    """Its last sequence number (a segment's name says), ``None``: from its content."""
+    header: bool = False
+    """True for the live journal."""
+    archived: int = 0
+    """The last archived event (the live journal continues after it)."""
+    snapshot: int = 0
+    """The snapshot's version (the live journal must reach it)."""
+    run_id: str | None = None
+    """The run's id, when the snapshot or an event names it (for the journal's header)."""
+
+
+def _journal_run(found: _Salvage, expect: _Expect) -> str | None:
+    if found.run_id is not None:
+        return found.run_id
+    for event in found.events:
+        run_id = event.data.get("run_id") if event.type == "run.created" else None
+        if isinstance(run_id, str) and run_id:
+            return run_id
+    return expect.run_id
+
+
+def _repair_file(path: Path, expect: _Expect, now: datetime) -> FileRepair | None:
+    data = read_file(path)
+    found = _salvage(data, path, header_allowed=expect.header)
+    foreign = expect.header and not looks_like_journal(data)  # never held our events
+    base, first, last = 0, expect.first, expect.last
+    if expect.header:
         if found.base is not None:
             base = found.base
         else:
             # No header: the journal continues after the archived events.
-            base = min(fallback_base, found.events[0].seq - 1) if found.events else fallback_base
+            first_seq = found.events[0].seq - 1 if found.events else expect.archived
+            base = min(expect.archived, first_seq)
         first = base + 1
     if first is not None:
         found.keep_within(first, last)
-    if found.clean and (not found.events or last is None or found.events[-1].seq == last):
+    reached = found.events[-1].seq if found.events else (first or 1) - 1
+    if last is None:
+        # Damaged complete lines after the last valid one held events too (acknowledged,
+        # perhaps): their numbers become placeholders, so no later write reuses them.
+        after = found.numbers[-1] if found.numbers else 0
+        trailing = sum(1 for n in found.damaged if n > after and n not in found.fragment)
+        trailing = 0 if foreign else trailing
+        target = max(reached + trailing, expect.snapshot if expect.header else 0)
+        last = target if target > reached else None
+    headless = expect.header and found.base is None and base > 0  # its header was lost
+    if found.clean and not headless and (last is None or reached == last):
         return None
     aside = _keep_aside(path, now)
     note: dict[str, object] = {
@@ -203,10 +278,9 @@ def _repair_file(
         "reason": "line damaged",
     }
     events, lost = _fill(found.events, first, last, note, now)
-    content = (encode_header(base) if header and base else b"") + b"".join(
-        encode_events([e]) for e in events
-    )
-    atomic_write(path, content)
+    run_id = _journal_run(found, expect) if expect.header else None
+    header = encode_header(base, run_id) if expect.header and (base or run_id) else b""
+    atomic_write(path, header + b"".join(encode_events([e]) for e in events))
     return FileRepair(
         path=path,
         moved_to=aside,
@@ -240,7 +314,7 @@ def repair(path: Path, *, now: datetime | None = None) -> RepairReport:
 
     """
     layout = SidecarLayout(Path(path))
-    if not layout.root.is_dir():
+    if not layout.check_root():
         raise FileNotFoundError(f"no sidecar folder at {layout.root}")
     now = now or datetime.now(UTC)
     files: list[FileRepair] = []
@@ -248,25 +322,23 @@ def repair(path: Path, *, now: datetime | None = None) -> RepairReport:
     with SidecarStore(layout.root) as store, store.lock():
         archived = 0
         for segment in layout.list_segments():
-            fixed = _repair_file(
-                segment.path,
-                first=segment.first,
-                last=segment.last,
-                header=False,
-                fallback_base=0,
-                now=now,
-            )
+            fixed = _repair_file(segment.path, _Expect(segment.first, segment.last), now)
             files.extend([fixed] if fixed else [])
             archived = max(archived, segment.last)
-        if layout.journal.exists():
-            fixed = _repair_file(
-                layout.journal, first=None, last=None, header=True, fallback_base=archived, now=now
-            )
-            files.extend([fixed] if fixed else [])
         try:
-            read_snapshot(layout.snapshot)
+            snapshot = read_snapshot(layout.snapshot)
         except StoreCorrupted:
             moved.append(_move_aside(layout.snapshot, now))
+            snapshot = None
+        if check_file(layout.journal):
+            expect = _Expect(
+                header=True,
+                archived=archived,
+                snapshot=snapshot.version if snapshot is not None else 0,
+                run_id=snapshot.run_id or None if snapshot is not None else None,
+            )
+            fixed = _repair_file(layout.journal, expect, now)
+            files.extend([fixed] if fixed else [])
         tail = JournalTail(layout.journal)
         try:
             recover(layout, tail)

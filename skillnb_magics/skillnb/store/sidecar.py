@@ -4,18 +4,35 @@
 as described in :mod:`skillnb.store.layout`: a JSON-lines journal with a checksum per line
 (:mod:`skillnb.store.journal`), a compacted snapshot (:mod:`skillnb.store.snapshot`), archived
 segments, content-addressed blobs (:mod:`skillnb.store.blobs`) and a lock file
-(:mod:`skillnb.store.lockfile`).
+(:class:`skillnb.store.durable.FileLock`).
 
 Durability: an append writes all its lines with one ``os.write`` on an ``O_APPEND`` descriptor
 and fsyncs before returning; every create and rename is followed by a folder fsync. Reads take
 no lock: the journal only grows between compactions, and a compaction replaces it atomically
-(see :mod:`skillnb.store.compaction` for the crash-safe order). Reading creates no file.
+(see :mod:`skillnb.store.compaction` for the crash-safe order).
+
+Reading never writes: :meth:`~SidecarStore.exists`, :meth:`~SidecarStore.head`,
+:meth:`~SidecarStore.load`, :meth:`~SidecarStore.read_since`, :meth:`~SidecarStore.history` and
+:meth:`~SidecarStore.get_blob` create, change and move nothing (no folder, no lock file, no mode
+change). A torn final fragment left by a crashed writer is ignored by readers with a
+:class:`TornWriteWarning`; the next writer, under the lock, moves the bytes aside and warns
+where they went.
+
+Nothing is followed through a symlink: the sidecar folder, ``.skillnb/`` above it, and every
+file and folder inside are checked (see :mod:`skillnb.store.layout`); a symlink is
+:class:`~skillnb.errors.UnsafePath` and nothing is read or written through it.
+
+The journal is created with its first append, atomically, with a header naming the run (the
+``run_id`` of a ``run.created`` event in that append, or the snapshot's), so a journal never
+exists without saying whose it is.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -26,26 +43,42 @@ from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import BlobFolder
 from skillnb.store.compaction import compact_journal, recover
 from skillnb.store.durable import (
+    FileLock,
     PhaseHook,
     aside_path,
     atomic_write,
+    check_dir,
+    check_file,
     ensure_dir,
+    open_file,
     sweep_temp_files,
     write_all,
 )
 from skillnb.store.history import read_history
 from skillnb.store.journal import encode_events, encode_header
 from skillnb.store.layout import SidecarLayout, sidecar_dir_for
-from skillnb.store.lockfile import FileLock
 from skillnb.store.protocol import Loaded
 from skillnb.store.snapshot import encode_snapshot, read_snapshot
 from skillnb.store.tail import JournalTail
 
-__all__ = ["SidecarStore", "sidecar_dir_for"]
+__all__ = ["SidecarStore", "TornWriteWarning", "sidecar_dir_for"]
+
+
+class TornWriteWarning(UserWarning):
+    """A crashed writer left an unfinished write at the end of a journal (never acknowledged)."""
 
 
 def _no_hook(phase: str) -> None:
     """Observe nothing (the default phase hook)."""
+
+
+def _created_run(drafts: Sequence[EventDraft]) -> str | None:
+    """The run id a ``run.created`` draft among ``drafts`` announces, if any."""
+    for d in drafts:
+        run_id = d.data.get("run_id") if d.type == "run.created" else None
+        if isinstance(run_id, str) and run_id:
+            return run_id
+    return None
 
 
 class SidecarStore:
@@ -67,12 +100,13 @@ class SidecarStore:
         self._hook = phase_hook or _no_hook
         self._mutex = threading.RLock()
         self._lock = FileLock(self._layout.lock, self._mutex)
-        self._tail = JournalTail(self._layout.journal)
-        self._blobs = BlobFolder(self._layout.blobs)
+        self._tail = JournalTail(self._layout.journal, self._layout.check_root)
+        self._blobs = BlobFolder(self._layout.blobs, self._layout.check_root)
         self._wfd: int | None = None
         self._wfd_identity: tuple[int, int] | None = None
         self._root_ready = False
         self._closed = False
+        self._torn_seen: tuple[object, ...] | None = None
 
     # -- protocol -----------------------------------------------------------------------------
 
@@ -88,7 +122,22 @@ class SidecarStore:
 
     def exists(self) -> bool:
         """Tell whether the journal holds an event or a snapshot exists."""
-        return self.head() > 0 or self._layout.snapshot.exists()
+        return self.head() > 0 or (self._layout.check_root() and check_file(self._layout.snapshot))
+
+    def run_id(self) -> str | None:
+        """The run this folder holds now, as its journal's header (or snapshot) names it.
+
+        ``None`` when the folder holds no run, or a journal of an older version without the
+        run's id in its header. A reader only: nothing is created or changed.
+        """
+        with self._mutex:
+            self._check_open()
+            self._tail.refresh()
+            if not self._tail.missing:
+                self._notice_torn()
+                return self._tail.run_id
+            snapshot = self._read_snapshot()
+            return snapshot.run_id if snapshot is not None else None
 
     def lock(self) -> AbstractContextManager[None]:
         """Take the exclusive writer lock (inter-process, re-entrant for this object)."""
@@ -98,7 +147,8 @@ class SidecarStore:
     def _locked(self) -> Iterator[None]:
         self._check_open()
         if not self._root_ready:
-            ensure_dir(self._layout.root)
+            self._layout.check_root()
+            ensure_dir(self._layout.root, guarded=self._layout.guarded)
             self._root_ready = True
         with self._lock.hold():
             yield
@@ -110,6 +160,7 @@ class SidecarStore:
             self._tail.refresh()
             if self._tail.missing:
                 return self._snapshot_version()
+            self._notice_torn()
             return self._tail.last
 
     def load(self) -> Loaded:
@@ -122,8 +173,9 @@ class SidecarStore:
         """
         with self._mutex:
             self._check_open()
-            snapshot = read_snapshot(self._layout.snapshot)
+            snapshot = self._read_snapshot()
             events = self._tail.reload()
+            self._notice_torn()
             after = snapshot.version if snapshot is not None else 0
             if after > self._tail.last and not self._tail.missing:
                 raise StoreCorrupted(
@@ -143,6 +195,7 @@ class SidecarStore:
             self._tail.refresh()
             if self._tail.missing:
                 return [] if version >= self._snapshot_version() else None
+            self._notice_torn()
             if version < self._tail.base:
                 return None
             return self._tail.events_after(version)
@@ -158,12 +211,13 @@ class SidecarStore:
 
         Raises:
             ConflictError: ``expected_version`` is not the latest committed version.
-            ValueError: a draft's data is not JSON (nothing is written).
+            EventRejected: a draft's data is not JSON, nests too deep, or makes a line over the
+                journal's limit (a ``ValueError`` and a ``SkillnbError``; nothing is written).
 
         """
         with self.lock():
             fd = self._prepare_append()
-            head = self._tail.last
+            head = self._tail.last if fd is not None else self._snapshot_version()
             if expected_version != head:
                 raise ConflictError(expected_version, head)
             if not drafts:
@@ -173,6 +227,9 @@ class SidecarStore:
                 for i, d in enumerate(drafts, start=1)
             ]
             data = encode_events(events)
+            if fd is None:
+                self._create_journal(head, _created_run(drafts), data)
+                return events
             try:
                 write_all(fd, data)
                 self._hook("append.written")
@@ -193,21 +250,26 @@ class SidecarStore:
 
         """
         with self.lock():
+            check_file(self._layout.snapshot)  # refuse symlinks before changing anything
+            check_dir(self._layout.segments)
             sweep_temp_files(self._layout.root)
             sweep_temp_files(self._layout.segments)
             recover(self._layout, self._tail, self._hook)
-            self._prepare_append()
-            head = self._tail.last
+            fd = self._prepare_append()
+            head = self._tail.last if fd is not None else self._snapshot_version()
             if state.version != head:
                 raise ConflictError(state.version, head)
             snapshot = encode_snapshot(state)
-            if self._tail.last == self._tail.base:
+            run_id = state.run_id or self._tail.run_id or None
+            if fd is None or self._tail.last == self._tail.base:
                 atomic_write(
                     self._layout.snapshot, snapshot, hook=self._hook, phase="compact.snapshot"
                 )
                 self._hook("compact.snapshot")
+                if fd is None and head:
+                    self._create_journal(head, run_id, b"")
             else:
-                compact_journal(self._layout, self._tail, snapshot, self._hook)
+                compact_journal(self._layout, self._tail, snapshot, self._hook, run_id=run_id)
 
     def history(self) -> Iterator[Event]:
         """Every committed event from version 1: the archived segments, then the live journal.
@@ -259,27 +321,36 @@ class SidecarStore:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _prepare_append(self) -> int:
-        """With the lock held: catch up, drop a torn tail; return the append descriptor.
+    def _prepare_append(self) -> int | None:
+        """With the lock held: catch up, move a torn tail aside; the append descriptor.
 
-        A compaction cut short needs no attention here: every state it can leave is one that
-        appends continue correctly from (see :mod:`skillnb.store.compaction`); the next
-        compaction finishes or abandons it.
+        Returns ``None`` when there is no journal yet (the next append creates it). A compaction
+        cut short needs no attention here: every state it can leave is one that appends continue
+        correctly from (see :mod:`skillnb.store.compaction`); the next compaction finishes or
+        abandons it.
         """
         self._tail.refresh()
         if self._tail.missing:
-            base = self._snapshot_version()
-            atomic_write(self._layout.journal, encode_header(base) if base else b"")
-            self._tail.reload()
+            return None
         fd = self._writer()
         if self._tail.size > self._tail.end:
-            self._drop_torn_tail(fd)
+            self._move_torn_tail(fd)
         return fd
+
+    def _create_journal(self, base: int, run_id: str | None, lines: bytes) -> None:
+        """Create the journal with its header and first lines, atomically (lock held)."""
+        if run_id is None and base:
+            snapshot = self._read_snapshot()
+            run_id = snapshot.run_id or None if snapshot is not None else None
+        header = encode_header(base, run_id) if base or run_id is not None else b""
+        atomic_write(self._layout.journal, header + lines, hook=self._hook, phase="append.create")
+        self._hook("append.synced")
+        self._tail.reload()
 
     def _writer(self) -> int:
         if self._wfd is None or self._wfd_identity != self._tail.identity:
             self._close_writer()
-            fd = os.open(self._layout.journal, os.O_WRONLY | os.O_APPEND)
+            fd = open_file(self._layout.journal, os.O_WRONLY | os.O_APPEND)
             st = os.fstat(fd)
             self._wfd, self._wfd_identity = fd, (st.st_dev, st.st_ino)
             if self._wfd_identity != self._tail.identity:  # replaced between two syscalls
@@ -292,18 +363,56 @@ class SidecarStore:
             os.close(self._wfd)
             self._wfd = self._wfd_identity = None
 
-    def _drop_torn_tail(self, fd: int) -> None:
-        """Cut what a crashed writer left after the last committed line.
+    def _move_torn_tail(self, fd: int) -> None:
+        """Move what a crashed writer left after the last committed line aside, then cut it.
 
-        Damaged complete lines (not a plain torn write) are copied aside first, never dropped
-        silently.
+        Those bytes were never acknowledged (a torn final fragment, or the first lines of an
+        append whose last line never came); they are kept beside the journal, never dropped
+        silently, and a :class:`TornWriteWarning` names where.
         """
-        if self._tail.tail_lines:
-            kept = aside_path(self._layout.journal, "tail")
-            atomic_write(kept, self._tail.uncommitted_bytes())
+        torn = self._tail.uncommitted_bytes()
+        kept = aside_path(self._layout.journal, "tail")
+        atomic_write(kept, torn)
         os.ftruncate(fd, self._tail.end)
         os.fsync(fd)
+        line = self._tail.lines + 1
         self._tail.refresh()
+        warnings.warn(
+            f"{self._layout.journal}:{line}: moved {len(torn)} bytes of an unfinished write (a "
+            f"crash?) to {kept}; they were never acknowledged",
+            TornWriteWarning,
+            stacklevel=4,
+        )
+
+    def _notice_torn(self) -> None:
+        """Warn, once per state, that readers ignore a torn tail no writer is finishing."""
+        tail = self._tail
+        if tail.size <= tail.end or self._lock.held:
+            return
+        seen = (tail.identity, tail.end, tail.size)
+        if seen == self._torn_seen or self._writer_active():
+            return
+        self._torn_seen = seen
+        warnings.warn(
+            f"{tail.path}:{tail.lines + 1}: ignoring {tail.size - tail.end} bytes of an "
+            "unfinished write (a crash?); the next write moves them aside",
+            TornWriteWarning,
+            stacklevel=3,
+        )
+
+    def _writer_active(self) -> bool:
+        """Tell whether a writer holds the lock now (probed without creating the lock file)."""
+        try:
+            fd = open_file(self._layout.lock, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
     def _undo_write(self) -> None:
         """After a failed write or fsync: cut the partial lines, forget the file position."""
@@ -316,8 +425,13 @@ class SidecarStore:
 
     def _snapshot_version(self) -> int:
         """Read the snapshot's version (0 without one); only needed when the journal is missing."""
-        snapshot = read_snapshot(self._layout.snapshot)
+        snapshot = self._read_snapshot()
         return snapshot.version if snapshot is not None else 0
+
+    def _read_snapshot(self) -> RunState | None:
+        if not self._layout.check_root():
+            return None
+        return read_snapshot(self._layout.snapshot)
 
     def _check_open(self) -> None:
         if self._closed:

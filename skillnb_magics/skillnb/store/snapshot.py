@@ -10,17 +10,20 @@ an older format is migrated and a damaged file is reported as
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from skillnb.core.records import RECORD_VERSION, RunState
+from skillnb.core.safejson import load_json
 from skillnb.errors import StoreCorrupted
+from skillnb.store.durable import read_or_none
 from skillnb.store.journal import describe_validation_error
 from skillnb.store.migrations import SNAPSHOT_MIGRATIONS, upgrade
 
 __all__ = ["encode_snapshot", "read_snapshot"]
+
+_READ_DEPTH = 192  # as deep as the journal's lines may be, plus the run state around a value
 
 
 def encode_snapshot(state: RunState) -> bytes:
@@ -34,11 +37,11 @@ def read_snapshot(path: Path) -> RunState | None:
     Raises:
         StoreCorrupted: the file is empty, not UTF-8 JSON, or not a valid ``RunState``.
         NewerFormatError: it was written by a newer skillnb.
+        UnsafePath: it is a symlink or not a regular file (nothing is read through it).
 
     """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_or_none(path)
+    if raw is None:
         return None
     error: ValidationError | None = None
     try:
@@ -56,7 +59,7 @@ def _read_other(raw: bytes, error: ValidationError | None, path: Path) -> RunSta
     if not raw.strip():
         raise StoreCorrupted(path, "empty snapshot file")
     try:
-        obj = json.loads(raw.decode("utf-8"))
+        obj = load_json(raw, max_depth=_READ_DEPTH)
     except UnicodeDecodeError as exc:
         raise StoreCorrupted(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except ValueError as exc:

@@ -6,17 +6,25 @@ committed line ends, the base and last sequence numbers, and where each event's 
 :meth:`JournalTail.refresh` then costs one ``stat`` when nothing changed and reads only the new
 bytes when something was appended; when another process replaced the journal (compaction or
 repair) it re-reads the new, short file.
+
+The file is checked with ``lstat`` at each refresh (the ``stat`` it needs anyway) and opened with
+``O_NOFOLLOW``: a symlink in its place is :class:`~skillnb.errors.UnsafePath`, and ``guard`` (the
+store's check of its folders) runs each time a descriptor is opened, not at each read.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from array import array
 from collections import deque
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
 from skillnb.core.records import Event
+from skillnb.errors import UnsafePath
+from skillnb.store.durable import open_file
 from skillnb.store.journal import scan
 
 __all__ = ["JournalTail"]
@@ -36,8 +44,9 @@ def _read_from(fd: int, offset: int) -> bytes:
 class JournalTail:
     """What one store object knows of the live journal ``path``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, guard: Callable[[], object] | None = None) -> None:
         self.path = path
+        self._guard = guard
         self.missing = True
         """True when there is no journal file."""
         self.base = 0
@@ -49,14 +58,21 @@ class JournalTail:
         self.size = 0
         """The file size at the last refresh (``size > end``: a torn or unfinished tail)."""
         self.tail_lines = 0
-        """Complete lines inside that tail (damage at the end, rather than a torn write)."""
+        """Valid lines inside that tail: an append whose last line never came."""
         self.identity: tuple[int, int] | None = None
         """``(st_dev, st_ino)`` of the file read."""
+        self.run_id: str | None = None
+        """The run named by the journal's header (``None``: no header, or an older one)."""
         self._fd: int | None = None
         self._header = 0
         self._lines = 0
         self._offsets = array("q")
         self._recent: deque[Event] = deque(maxlen=_RECENT)
+
+    @property
+    def lines(self) -> int:
+        """How many committed lines the journal holds (its header included)."""
+        return self._lines
 
     def close(self) -> None:
         """Close the journal file."""
@@ -68,10 +84,12 @@ class JournalTail:
     def refresh(self) -> None:
         """Catch up with the file: one ``stat``, plus reading whatever is new."""
         try:
-            st = self.path.stat()
+            st = os.lstat(self.path)
         except FileNotFoundError:
             self._forget()
             return
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafePath(self.path, "is a symbolic link")
         if self._fd is None or (st.st_dev, st.st_ino) != self.identity or st.st_size < self.end:
             self.reload()
         elif st.st_size != self.size or self.size > self.end:
@@ -80,21 +98,27 @@ class JournalTail:
     def reload(self) -> list[Event]:
         """Re-read the whole journal and return its committed events."""
         self.close()
+        if self._guard is not None:
+            self._guard()
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = open_file(self.path, os.O_RDONLY)
         except FileNotFoundError:
             self._forget()
             return []
         self._fd = fd
         st = os.fstat(fd)
         self.identity = (st.st_dev, st.st_ino)
-        data = _read_from(fd, 0)
-        found = scan(data, path=self.path, header_allowed=True)
+        try:
+            found = scan(_read_from(fd, 0), path=self.path, header_allowed=True)
+        except BaseException:
+            self.close()  # the next refresh reads the whole file again
+            raise
         self.missing = False
-        self._header = 1 if found.base is not None else 0
+        self._header = 1 if found.header is not None else 0
+        self.run_id = found.header.run_id if found.header is not None else None
         self.base = found.base or 0
         self.last = self.base + len(found.events)
-        self.end, self.size, self.tail_lines = found.end, len(data), found.tail_lines
+        self.end, self.size, self.tail_lines = found.end, found.end + found.tail, found.tail_lines
         self._lines = found.lines
         self._offsets = array("q", found.offsets)
         self._recent = deque(found.events, maxlen=_RECENT)
@@ -103,6 +127,7 @@ class JournalTail:
     def _forget(self) -> None:
         self.close()
         self.missing = True
+        self.run_id = None
         self.base = self.last = self.end = self.size = self.tail_lines = 0
         self._header = self._lines = 0
         self._offsets = array("q")
