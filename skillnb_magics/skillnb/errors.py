@@ -25,6 +25,7 @@ the core never prints.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -177,7 +178,8 @@ class UncertainStep(SkillnbError):
         self.step = step
         super().__init__(
             f"step {step!r} started but never committed (a crash in between?); check its "
-            f"effects, then clear it with run.clear_step({step!r}) or `%skillnb clear {step}`"
+            f"effects, then clear it with run.clear_step({step!r}) or "
+            f"`%skillnb clear {shlex.quote(step)}`"
         )
 
 

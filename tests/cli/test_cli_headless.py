@@ -142,7 +142,8 @@ def test_approval_flow_stops_with_3_then_finishes_without_rerunning(
 def test_resume_in_a_fresh_kernel_rebuilds_from_the_ipynb_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nb = write_notebook(tmp_path / "analysis.ipynb", [*SETUP, BUDGET, SUBMIT])
+    values = "%config SkillNB.mirror_values = True"  # by default outputs carry previews only
+    nb = write_notebook(tmp_path / "analysis.ipynb", [SETUP[0], values, *SETUP[1:], BUDGET, SUBMIT])
     assert cli(capsys, "run", nb)[0] == 0
     original = open_run(nb)
     journal = [(e.seq, e.type, e.data) for e in original.store.history()]

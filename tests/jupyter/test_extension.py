@@ -223,6 +223,7 @@ def test_a_saved_notebook_whose_sidecar_is_gone_gets_a_rebuild_hint(
 ) -> None:
     import shutil
 
+    ip.run_line_magic("config", "SkillNB.mirror_values = True")  # values, not previews
     cell(ip, "%%formalize budget\n5000")
     cell(ip, "%%formalize plan\n'go'")
     outputs = saved_outputs(ip)  # the events travel in the outputs' metadata

@@ -139,6 +139,7 @@ class FakeAccess:
 
         return RunAccess(
             open=open_,
+            read=open_,
             exists=lambda notebook: notebook in self.runs,
             sidecar_dir=lambda notebook: notebook.parent / ".skillnb" / notebook.stem,
         )

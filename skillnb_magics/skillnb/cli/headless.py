@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean, command_path
+from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.notebook_file import load_notebook
 from skillnb.skillmemory import default_home
@@ -168,8 +169,8 @@ def _waiting(run: Run | None, target: str) -> str | None:
     if not pending:
         return None
     gates = ", ".join(dict.fromkeys(clean(a.gate) for a in pending))
-    first = clean(pending[0].gate)
-    return f"waiting for approval: {gates} (run `skillnb approve {target} {first} --by NAME`)"
+    how = f"skillnb approve {target} {quoted(pending[0].gate)} --by NAME"  # target is quoted
+    return f"waiting for approval: {gates} (run `{how}`)"
 
 
 def _write(nb: Any, out: Path, run: Run | None) -> None:

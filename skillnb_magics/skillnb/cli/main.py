@@ -7,8 +7,8 @@ standard error. Exit codes:
 ====  ==========================================================================
 0     done
 1     an error (a damaged sidecar, a refused approval, a cell that raised, ...)
-2     a usage or validation error (bad arguments, a missing notebook, an invalid workflow,
-      a symlink inside a sidecar)
+2     bad input: arguments, a missing or malformed notebook, an invalid workflow or name,
+      a symlink inside a sidecar
 3     ``skillnb run`` stopped on a blocked gate or a pending approval
 ====  ==========================================================================
 """
@@ -23,7 +23,9 @@ from typing import Any, NoReturn
 from skillnb.cli import commands, definition, headless
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
+from skillnb.core.limits import InvalidName
 from skillnb.errors import SkillnbError, UnsafePath, WorkflowError
+from skillnb.jupyter.notebook_file import NotANotebook
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "EXIT_WAITING", "build_parser", "main"]
 
@@ -97,8 +99,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = getattr(args, "command", None)
     try:
         return _dispatch(args)
-    except (UsageError, WorkflowError, UnsafePath) as exc:
+    except (UsageError, WorkflowError, UnsafePath, InvalidName, NotANotebook) as exc:
         fail(_one_line(command, exc))
+        return EXIT_USAGE
+    except RecursionError:  # input nested deeper than any reader guards against
+        fail(f"skillnb {command}: the input is nested too deeply to read")
         return EXIT_USAGE
     except SkillnbError as exc:
         fail(_one_line(command, exc))

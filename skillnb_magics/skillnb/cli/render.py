@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillnb.cli.target import clean
+from skillnb.core.shell import quoted
 
 __all__ = ["clip", "facts_lines", "follow_up_lines", "history_lines", "status_lines"]
 
@@ -55,7 +56,7 @@ def _pending_lines(view: View, target: str) -> list[str]:
             f"  {gate} (request {clean(request['id'])}, asked at v{request['requested_seq']} "
             f"in {clean(request['state'])}): {clip(request['message'], 80)}"
         )
-        lines.append(f"    approve: skillnb approve {target} {gate} --by NAME")
+        lines.append(f"    approve: skillnb approve {target} {quoted(request['gate'])} --by NAME")
     return ["waiting for approval:", *lines] if lines else []
 
 

@@ -22,6 +22,14 @@ from skillnb.errors import SkillnbError
 __all__ = ["corrective_actions", "open_follow_ups", "resolve_draft", "step_drafts"]
 
 
+_REASON = 2000
+"""Characters of a gate's message kept as a follow-up's reason (gate callables write them)."""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _REASON else text[: _REASON - 1] + "…"
+
+
 def open_follow_ups(state: RunState) -> list[FollowUp]:
     """The follow-ups not resolved yet, oldest first (copies)."""
     rows = [f for f in state.follow_ups.values() if f.status == "open"]
@@ -69,7 +77,7 @@ def step_drafts(
             gate=result.gate,
             state=report.state,
             trigger=report.trigger or key,
-            reason=result.message,
+            reason=_clip(result.message),
             text=spec.follow_up,
             opened_at=at,
         )

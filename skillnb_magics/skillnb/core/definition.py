@@ -17,6 +17,7 @@ from typing import Any, Literal
 from skillnb.core.expr import compile_check
 from skillnb.core.fieldcheck import FieldChecker, kind_of
 from skillnb.core.gates import DEFAULT_PROFILE, GATE_KINDS, GateSpec
+from skillnb.core.limits import MAX_TEXT, name_problem, skill_slug
 from skillnb.core.registry import is_import_ref
 from skillnb.core.yamlsafe import DocPath, SourceMap
 from skillnb.errors import WorkflowError
@@ -65,6 +66,9 @@ class Transition:
     """True when the action may safely run again after an uncertain end."""
     description: str | None = None
     """What the transition means, in words."""
+    trusted: bool = field(default=True, compare=False, repr=False)
+    """False when the definition was read back: a ``module:function`` action is then never
+    imported (see :attr:`skillnb.core.workflow.Workflow.trusted`)."""
 
     def applies_to(self, state: str | None) -> bool:
         """Tell whether the transition may fire from ``state``."""
@@ -152,14 +156,14 @@ class _Checker(FieldChecker):
             return None
         allowed = _WORKFLOW_KEYS if path else (*_WORKFLOW_KEYS, "workflow")
         self.keys(body, path, allowed, required=("name", "states"))
-        name = self.text(body.get("name", "?"), (*path, "name"), "name")
+        name = self.ident(body.get("name", "?"), (*path, "name"), "name")
         states = self.states(body["states"], (*path, "states")) if "states" in body else ()
         initial = states[0] if states else None
         if "initial" in body:
             initial = self.text(body["initial"], (*path, "initial"), "initial")
             if initial is not None:
                 self.known(initial, (*path, "initial"), states, "state")
-        skill = self.text(body.get("skill", name or "?"), (*path, "skill"), "skill")
+        skill = self.skill(body, path, name)
         description = None
         if body.get("description") is not None:
             description = self.text(body["description"], (*path, "description"), "description")
@@ -181,7 +185,7 @@ class _Checker(FieldChecker):
             return ()
         seen: list[str] = []
         for i, item in enumerate(value):
-            profile = self.text(item, (*path, i), "a profile name")
+            profile = self.ident(item, (*path, i), "a profile name")
             if profile is None:
                 continue
             if profile in seen:
@@ -221,13 +225,36 @@ class _Checker(FieldChecker):
                         "a transition with that trigger from the same state",
                     )
 
+    def ident(self, value: Any, path: DocPath, what: str) -> str | None:
+        """Read a name: a non-empty string that passes :func:`~skillnb.core.limits.name_problem`."""
+        text = self.text(value, path, what)
+        problem = None if text is None else name_problem(text)
+        if problem is not None:
+            self.err(path, f"{what} {problem}")
+            return None
+        return text
+
+    def skill(self, body: dict[Any, Any], path: DocPath, name: str | None) -> str | None:
+        """The skill-memory name: ``skill:`` when given (a safe file name), else from ``name``."""
+        if "skill" not in body:
+            return skill_slug(name) if name is not None else None
+        skill = self.text(body["skill"], (*path, "skill"), "skill")
+        if skill is not None and skill_slug(skill) != skill:
+            self.err(
+                (*path, "skill"),
+                f"skill {skill!r} is used as a file name: use letters, digits, '-', '_' and "
+                f"inner dots, e.g. {skill_slug(skill)!r}",
+            )
+            return None
+        return skill
+
     def states(self, value: Any, path: DocPath) -> tuple[str, ...]:
         if not isinstance(value, list) or not value:
             self.err(path, f"states must be a non-empty list of names, not {kind_of(value)}")
             return ()
         seen: list[str] = []
         for i, item in enumerate(value):
-            state = self.text(item, (*path, i), "a state name")
+            state = self.ident(item, (*path, i), "a state name")
             if state is None:
                 continue
             if state == ANY_STATE:
@@ -298,6 +325,8 @@ class _Checker(FieldChecker):
             source = self.members(body, "from", path, states, "state")
         target = self.members(body, "to", path, states, "state", single=True)
         trigger = self.optional(body, "trigger", path)
+        if trigger is not None:
+            trigger = self.ident(trigger, (*path, "trigger"), "a trigger")
         names = self.members(body, "gates", path, self.gate_names, "gate") or ()
         action = self.optional(body, "action", path)
         idempotent = body.get("idempotent", False)
@@ -314,7 +343,7 @@ class _Checker(FieldChecker):
         self.gate_names = None if body is None else tuple(str(name) for name in body)
         out: dict[str, GateSpec] = {}
         for name, spec in (body or {}).items():
-            if self.text(name, (*path, name), "a gate name") is None:
+            if self.ident(name, (*path, name), "a gate name") is None:
                 continue
             gate = self.gate(str(name), spec, (*path, name), states)
             if gate is not None:
@@ -419,6 +448,8 @@ class _Checker(FieldChecker):
                     key=True,
                 )
             fields[key] = self.text(body[key], (*path, key), key)
+            if fields[key] is not None and len(fields[key]) > MAX_TEXT:
+                self.err((*path, key), f"{key} is longer than {MAX_TEXT:,} characters")
         if fields.get("action") is not None:
             fields["action"] = self.ref(fields["action"], (*path, "action"), "corrective action")
         return fields

@@ -9,9 +9,14 @@ Allowed: literals (numbers, strings, ``True``/``False``/``None``, lists, tuples,
 dicts), fact names, attribute and index/slice access on JSON values (``report.score`` reads
 ``report["score"]``), comparisons (chained too), ``and``/``or``/``not``, ``in``/``not in``,
 ``is None``/``is not None``, unary ``-``/``+``, ``+ - * / // %`` and the functions
-``len min max sum abs any all`` called by name. Expressions are bounded in length and
-nesting depth, and results of sequence ``+``/``*`` are bounded in size, so hostile input
-fails cleanly instead of exhausting the process.
+``len min max sum abs any all`` called by name (``sum`` adds numbers only).
+
+Hostile input fails cleanly instead of exhausting the process, in two steps. Validation
+bounds what a check may say: its length and nesting depth, the size of its literals, and
+repetition (``[0] * 5`` needs a literal count of at most :data:`MAX_REPEAT` and may not be
+repeated again). Evaluation bounds what it may cost: every operation is charged to a
+:class:`~skillnb.core.expr_budget.Budget` (work units and a deadline) before it runs, and a
+check that runs out fails with a message saying its budget was exceeded.
 """
 
 from __future__ import annotations
@@ -20,13 +25,24 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from skillnb.core.expr_syntax import BINOPS, CMPOPS, FUNCTIONS, MAX_DEPTH, MAX_LENGTH, parse_check
+from skillnb.core.expr_budget import Budget, BudgetExceeded
+from skillnb.core.expr_syntax import (
+    BINOPS,
+    CMPOPS,
+    FUNCTIONS,
+    MAX_DEPTH,
+    MAX_LENGTH,
+    MAX_REPEAT,
+    parse_check,
+)
 from skillnb.errors import SkillnbError
 
 __all__ = [
     "FUNCTIONS",
     "MAX_DEPTH",
+    "MAX_INT_BITS",
     "MAX_LENGTH",
+    "MAX_REPEAT",
     "MAX_SEQUENCE",
     "CheckExpr",
     "CheckFailed",
@@ -35,8 +51,20 @@ __all__ = [
 
 MAX_SEQUENCE = 1_000_000
 """Largest string or list that ``+`` or ``*`` may build."""
+MAX_INT_BITS = 100_000
+"""Largest integer (in bits) that arithmetic may build."""
 
-_EVAL_ERRORS = (TypeError, ValueError, ZeroDivisionError, OverflowError, KeyError, IndexError)
+_EVAL_ERRORS = (
+    TypeError,
+    ValueError,
+    ZeroDivisionError,
+    OverflowError,
+    KeyError,
+    IndexError,
+    RecursionError,
+    MemoryError,
+)
+_SCANNED = (str, list, tuple, set, frozenset, dict, Mapping)
 
 
 class CheckFailed(SkillnbError):
@@ -79,21 +107,22 @@ class CheckExpr:
     def __hash__(self) -> int:
         return hash(self.source)
 
-    def evaluate(self, facts: Mapping[str, Any]) -> Any:
-        """Evaluate the expression with ``facts`` as its variables.
+    def evaluate(self, facts: Mapping[str, Any], budget: Budget | None = None) -> Any:
+        """Evaluate the expression with ``facts`` as its variables, within a budget.
 
         Args:
             facts: decoded fact values by key.
+            budget: the work allowed (default: a fresh :class:`Budget`).
 
         Returns:
             The expression's value (gates use its truth value).
 
         Raises:
-            CheckFailed: a fact is missing, a key or index does not exist, or an operation
-                does not apply to the values' types.
+            CheckFailed: a fact is missing, a key or index does not exist, an operation
+                does not apply to the values' types, or the budget was exceeded.
 
         """
-        return _Evaluator(self.source, facts).run(self._tree)
+        return _Evaluator(self.source, facts, budget or Budget()).run(self._tree)
 
 
 def compile_check(source: str) -> CheckExpr:
@@ -117,9 +146,10 @@ def compile_check(source: str) -> CheckExpr:
 class _Evaluator:
     """Evaluates a validated tree; every failure becomes :class:`CheckFailed`."""
 
-    def __init__(self, source: str, facts: Mapping[str, Any]) -> None:
+    def __init__(self, source: str, facts: Mapping[str, Any], budget: Budget) -> None:
         self._source = source
         self._facts = facts
+        self._budget = budget
 
     def fail(self, message: str) -> NoReturn:
         raise CheckFailed(f"{message} in {self._source!r}")
@@ -127,10 +157,19 @@ class _Evaluator:
     def run(self, node: ast.expr) -> Any:
         try:
             return self.eval(node)
+        except BudgetExceeded as exc:
+            self.fail(exc.message)
         except _EVAL_ERRORS as exc:
             self.fail(f"{type(exc).__name__}: {exc}")
 
+    def weigh(self, *values: Any, what: str) -> None:
+        """Charge the deep size of the values an operation is about to walk."""
+        for value in values:
+            if isinstance(value, _SCANNED):
+                self._budget.weigh(value, what)
+
     def eval(self, node: ast.expr) -> Any:  # noqa: C901 - one flat dispatch
+        self._budget.charge(1)
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
@@ -142,10 +181,14 @@ class _Evaluator:
         if isinstance(node, ast.Tuple):
             return tuple(self.eval(e) for e in node.elts)
         if isinstance(node, ast.Set):
-            return {self.eval(e) for e in node.elts}
+            items = [self.eval(e) for e in node.elts]
+            self.weigh(items, what="hashing set members")
+            return set(items)
         if isinstance(node, ast.Dict):
             pairs = zip(node.keys, node.values, strict=True)
-            return {self.eval(k): self.eval(v) for k, v in pairs if k is not None}
+            keys_values = [(self.eval(k), self.eval(v)) for k, v in pairs if k is not None]
+            self.weigh([k for k, _ in keys_values], what="hashing dict keys")
+            return dict(keys_values)
         if isinstance(node, ast.Attribute):
             return self._key(self.eval(node.value), node.attr, node.value)
         if isinstance(node, ast.Subscript):
@@ -159,12 +202,25 @@ class _Evaluator:
         if isinstance(node, ast.Compare):
             return self._compare(node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            args = [self.eval(a) for a in node.args]
-            try:
-                return FUNCTIONS[node.func.id](*args)
-            except _EVAL_ERRORS as exc:
-                self.fail(f"{node.func.id}() failed: {exc}")
+            return self._call(node.func.id, [self.eval(a) for a in node.args])
         raise CheckFailed(f"cannot evaluate {ast.unparse(node)!r}")  # unreachable once validated
+
+    def _call(self, name: str, args: list[Any]) -> Any:
+        if name not in ("len", "abs"):
+            self.weigh(*args, what=f"{name}()")
+        if name in ("abs",):
+            self._int_size(*args)
+        try:
+            if name == "sum":
+                return _sum(*args)
+            return FUNCTIONS[name](*args)
+        except _EVAL_ERRORS as exc:
+            self.fail(f"{name}() failed: {exc}")
+
+    def _int_size(self, *values: Any) -> None:
+        bits = sum(v.bit_length() for v in values if isinstance(v, int))
+        if bits > MAX_INT_BITS:
+            self.fail(f"a number of {bits} bits is too large (limit {MAX_INT_BITS})")
 
     def _text(self, node: ast.AST) -> str:
         return ast.get_source_segment(self._source.strip(), node) or ast.unparse(node)
@@ -182,6 +238,7 @@ class _Evaluator:
             parts = [None if p is None else self.eval(p) for p in _slice_parts(node.slice)]
             if not isinstance(container, Sequence) or isinstance(container, Mapping):
                 self.fail(f"cannot slice {type(container).__name__}")
+            self._budget.charge(len(container), "slicing")
             return container[slice(*parts)]
         index = self.eval(node.slice)
         if isinstance(container, Mapping):
@@ -217,6 +274,9 @@ class _Evaluator:
         size = _result_size(symbol, left, right)
         if size is not None and size > MAX_SEQUENCE:
             self.fail(f"'{symbol}' would build {size} items (limit {MAX_SEQUENCE})")
+        if size is not None:
+            self._budget.charge(size, f"'{symbol}'")
+        self._int_size(left, right)
         if symbol == "%" and not isinstance(left, int | float):
             self.fail(f"'%' needs numbers, not {type(left).__name__}")
         try:
@@ -233,6 +293,8 @@ class _Evaluator:
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             symbol, func = CMPOPS[type(op)]
             right = self.eval(right_node)
+            if _walks(symbol, left, right):
+                self.weigh(left, right, what=f"'{symbol}'")
             try:
                 ok = bool(func(left, right))
             except TypeError:
@@ -244,6 +306,28 @@ class _Evaluator:
                 return False
             left = right
         return True
+
+
+def _walks(symbol: str, left: Any, right: Any) -> bool:
+    """Whether the comparison walks its operands (``==`` stops at a type or length mismatch)."""
+    if symbol in ("in", "not in"):
+        return True
+    if not (isinstance(left, _SCANNED) and isinstance(right, _SCANNED)):
+        return False
+    if symbol in ("==", "!="):
+        return type(left) is type(right) and len(left) == len(right)
+    return True
+
+
+def _sum(values: Any, start: Any = 0) -> Any:
+    """``sum`` over numbers only: adding lists or strings would cost quadratic time."""
+    total = start
+    for value in [start, *values]:
+        if not isinstance(value, int | float):
+            raise TypeError(f"sum adds numbers, not {type(value).__name__}")
+    for value in values:
+        total = total + value
+    return total
 
 
 def _slice_parts(node: ast.Slice) -> tuple[ast.expr | None, ...]:

@@ -5,6 +5,13 @@ run) and walks the tree against the allow-list described in :mod:`skillnb.core.e
 raising :class:`~skillnb.errors.WorkflowError` with the 1-based line and column (in
 characters) of the first part that is not allowed. Depth is checked iteratively before the
 recursive walk, so deeply nested input fails cleanly instead of exhausting the stack.
+
+Cost is bounded here as far as the text allows: number literals have at most
+:data:`MAX_DIGITS` digits; a list, tuple or string literal may be repeated (``[0] * 5``)
+only by a literal count of at most :data:`MAX_REPEAT`, and never repeated again
+(``[[0] * 5] * 5``); functions take their usual number of arguments and ``sum`` no
+``start`` list. What the text cannot tell (a fact holding a huge list) is bounded when the
+check is evaluated (:mod:`skillnb.core.expr_budget`).
 """
 
 from __future__ import annotations
@@ -17,12 +24,34 @@ from typing import Any, NoReturn
 
 from skillnb.errors import WorkflowError
 
-__all__ = ["BINOPS", "CMPOPS", "FUNCTIONS", "MAX_DEPTH", "MAX_LENGTH", "parse_check"]
+__all__ = [
+    "BINOPS",
+    "CMPOPS",
+    "FUNCTIONS",
+    "MAX_DEPTH",
+    "MAX_DIGITS",
+    "MAX_LENGTH",
+    "MAX_REPEAT",
+    "parse_check",
+]
 
 MAX_LENGTH = 2_000
 """Longest accepted expression, in characters."""
 MAX_DEPTH = 50
 """Deepest accepted syntax tree."""
+MAX_REPEAT = 100
+"""Largest literal count a sequence literal may be repeated by."""
+MAX_DIGITS = 30
+"""Most digits a number literal may have."""
+_ARITY: Mapping[str, tuple[int, int]] = {
+    "len": (1, 1),
+    "abs": (1, 1),
+    "any": (1, 1),
+    "all": (1, 1),
+    "sum": (1, 2),
+    "min": (1, 50),
+    "max": (1, 50),
+}
 FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "len": len,
     "min": min,
@@ -196,11 +225,7 @@ class _Validator:
                 self.fail(node, "operator '~' is not allowed in a check")
             self.visit(node.operand)
         elif isinstance(node, ast.BinOp):
-            if type(node.op) not in BINOPS:
-                symbol = _REJECTED_BINOPS.get(type(node.op), type(node.op).__name__)
-                self.fail(node, f"operator {symbol!r} is not allowed in a check")
-            self.visit(node.left)
-            self.visit(node.right)
+            self._binop(node)
         elif isinstance(node, ast.Call):
             self._call(node)
         else:
@@ -214,6 +239,32 @@ class _Validator:
     def _constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, _CONSTANT_TYPES):
             self.fail(node, f"literal {node.value!r} is not allowed in a check")
+        if isinstance(node.value, int | float) and not isinstance(node.value, bool):
+            digits = sum(c.isdigit() for c in repr(node.value).partition("e")[0])
+            if digits > MAX_DIGITS:
+                self.fail(node, f"number literal has {digits} digits (limit {MAX_DIGITS})")
+
+    def _binop(self, node: ast.BinOp) -> None:
+        if type(node.op) not in BINOPS:
+            symbol = _REJECTED_BINOPS.get(type(node.op), type(node.op).__name__)
+            self.fail(node, f"operator {symbol!r} is not allowed in a check")
+        self.visit(node.left)
+        self.visit(node.right)
+        if isinstance(node.op, ast.Mult):
+            self._repetition(node)
+
+    def _repetition(self, node: ast.BinOp) -> None:
+        """Bound ``sequence * count``: a literal count, small, and no repetition inside."""
+        for seq, count in ((node.left, node.right), (node.right, node.left)):
+            if not _builds_sequence(seq):
+                continue
+            if not (isinstance(count, ast.Constant) and type(count.value) is int):
+                self.fail(count, f"a repeated sequence needs a literal count, at most {MAX_REPEAT}")
+            if count.value > MAX_REPEAT:
+                self.fail(count, f"repeating a sequence {count.value} times (limit {MAX_REPEAT})")
+            if any(_is_repetition(n) for n in ast.walk(seq)):
+                self.fail(node, "a repeated sequence may not contain another repetition")
+            return
 
     def _subscript(self, node: ast.Subscript) -> None:
         self.visit(node.value)
@@ -248,4 +299,29 @@ class _Validator:
             self.fail(node, f"function {node.func.id!r} is not allowed; allowed: {allowed}")
         if node.keywords:
             self.fail(node.keywords[0], "keyword arguments are not allowed in a check")
+        low, high = _ARITY.get(node.func.id, (0, 50))
+        if not low <= len(node.args) <= high:
+            wanted = str(low) if low == high else f"{low} to {high}"
+            self.fail(node, f"{node.func.id}() takes {wanted} arguments, not {len(node.args)}")
+        if node.func.id == "sum" and len(node.args) == 2 and _builds_sequence(node.args[1]):
+            self.fail(node.args[1], "sum() adds numbers; its start may not be a list or string")
         self.visit_all(node.args)
+
+
+def _builds_sequence(node: ast.AST) -> bool:
+    """True for a list, tuple or string literal, or ``+``/``*`` of one (a sequence for sure)."""
+    if isinstance(node, ast.List | ast.Tuple):
+        return True
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult):
+        return _builds_sequence(node.left) or _builds_sequence(node.right)
+    return False
+
+
+def _is_repetition(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mult)
+        and (_builds_sequence(node.left) or _builds_sequence(node.right))
+    )

@@ -116,6 +116,9 @@ class GateSpec:
     """``warn`` gates: the corrective action run after the transition when the gate warns."""
     expr: CheckExpr | None = field(default=None, compare=False, repr=False)
     """``check`` gates: the compiled expression (built from :attr:`check` when omitted)."""
+    trusted: bool = field(default=True, compare=False, repr=False)
+    """False when the definition was read back (a sidecar, a notebook): ``python`` and
+    ``resource`` references then resolve to registered callables only, never by import."""
 
     def __post_init__(self) -> None:
         if self.kind == "check" and self.expr is None:
@@ -279,7 +282,7 @@ def _values(expr: CheckExpr, facts: Mapping[str, Any]) -> str:
 
 
 def _python(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str]:
-    fn = ctx.registry.resolve_gate(spec.ref or "")
+    fn = ctx.registry.resolve_gate(spec.ref or "", trusted=spec.trusted)
     if spec.timeout is None:
         return _interpret(fn(facts), spec)
     try:
@@ -295,7 +298,7 @@ def _approval(spec: GateSpec, ctx: GateContext, _facts: Mapping[str, Any]) -> tu
 
 
 def _resource(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str, int]:
-    fn = ctx.registry.resolve_gate(spec.ref or "")
+    fn = ctx.registry.resolve_gate(spec.ref or "", trusted=spec.trusted)
     timeout = spec.timeout if spec.timeout is not None else DEFAULT_RESOURCE_TIMEOUT
     tries = 1 + max(0, spec.retries)
     error: Exception = GateTimeout("no attempt")

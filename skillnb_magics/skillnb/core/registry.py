@@ -5,6 +5,13 @@ A workflow file names code by reference, never by content: ``python: enough_budg
 ``python: mypkg.checks:enough_budget``, imports ``mypkg.checks`` and takes its
 ``enough_budget`` attribute. Nothing from the file is evaluated.
 
+Importing is a matter of trust: a module path runs that module's code. Only a definition the
+user gave in this process (a ``%%workflow`` cell run in this kernel, a YAML file or dict
+passed in code, the DSL) may name one; a definition read back from a sidecar, a notebook's
+outputs or by the server is *untrusted* (:attr:`skillnb.core.workflow.Workflow.trusted`), and
+its references resolve only to registered callables. Anything else fails with
+:data:`NEEDS_CALLABLE`.
+
 :data:`default_registry` is the registry the package-level decorators fill::
 
     @skillnb.gate("enough_budget")
@@ -27,7 +34,10 @@ from typing import Any, Literal, TypeVar
 
 from skillnb.errors import WorkflowError
 
-__all__ = ["Registry", "action", "default_registry", "gate", "is_import_ref"]
+__all__ = ["NEEDS_CALLABLE", "Registry", "action", "default_registry", "gate", "is_import_ref"]
+
+NEEDS_CALLABLE = "needs its callable: run the %%workflow cell"
+"""How an untrusted definition's import-path gate or action is reported."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,23 +96,33 @@ class Registry:
         """A copy of the registered actions by name."""
         return dict(self._actions)
 
-    def resolve_gate(self, ref: str) -> Callable[..., Any]:
+    def resolve_gate(self, ref: str, *, trusted: bool = True) -> Callable[..., Any]:
         """Find the gate callable for ``ref`` (a registered name or ``module:function``).
 
+        Args:
+            ref: the reference from the definition.
+            trusted: whether the definition came from the user in this process; an
+                untrusted one resolves registered names only and never imports.
+
         Raises:
-            WorkflowError: the name is not registered, or the import or attribute is missing.
+            WorkflowError: the name is not registered, the import or attribute is missing,
+                or an untrusted definition names an unregistered callable.
 
         """
-        return self._resolve(self._gates, ref, "gate")
+        return self._resolve(self._gates, ref, "gate", trusted)
 
-    def resolve_action(self, ref: str) -> Callable[..., Any]:
+    def resolve_action(self, ref: str, *, trusted: bool = True) -> Callable[..., Any]:
         """Find the action callable for ``ref`` (a registered name or ``module:function``).
 
+        Args:
+            ref: the reference from the definition.
+            trusted: as for :meth:`resolve_gate`.
+
         Raises:
-            WorkflowError: the name is not registered, or the import or attribute is missing.
+            WorkflowError: as for :meth:`resolve_gate`.
 
         """
-        return self._resolve(self._actions, ref, "action")
+        return self._resolve(self._actions, ref, "action", trusted)
 
     def _decorator(
         self, table: dict[str, Callable[..., Any]], name: str | None
@@ -117,10 +137,19 @@ class Registry:
         return register
 
     def _resolve(
-        self, table: dict[str, Callable[..., Any]], ref: str, what: Literal["gate", "action"]
+        self,
+        table: dict[str, Callable[..., Any]],
+        ref: str,
+        what: Literal["gate", "action"],
+        trusted: bool,
     ) -> Callable[..., Any]:
         if ref in table:
             return table[ref]
+        if not trusted:
+            raise WorkflowError(
+                f"{what} {ref!r} {NEEDS_CALLABLE} (a stored definition never imports code; "
+                f"or register it with @skillnb.{what}({ref!r}))"
+            )
         if ":" not in ref:
             known = ", ".join(sorted(table)) or "none"
             raise WorkflowError(

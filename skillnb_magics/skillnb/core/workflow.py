@@ -23,10 +23,18 @@ produce the same validated, immutable object with the same :attr:`Workflow.hash`
 A workflow never holds run data. Loading validates everything and raises
 :class:`~skillnb.errors.WorkflowError` naming file, line and column; :func:`validate` lists
 every problem instead of the first.
+
+Trust: a workflow the user gives in this process (all three constructors, by default) is
+*trusted*: its ``python:``/``resource:`` gates and actions may name ``module:function``
+callables, imported when they run. A definition read back from somewhere someone else could
+have written (a sidecar's stored definition, a notebook's outputs or cells) is loaded with
+``trusted=False``: it is the same definition for display, hashing and binding, but its
+callables resolve only to registered ones (see :mod:`skillnb.core.registry`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import types
@@ -62,6 +70,7 @@ class Workflow:
         "source",
         "states",
         "transitions",
+        "trusted",
     )
 
     name: str
@@ -84,8 +93,14 @@ class Workflow:
     """The file or text the definition came from, for messages."""
     hash: str
     """sha256 (hex) of the canonical definition: equal definitions, equal hashes."""
+    trusted: bool
+    """True when the definition came from the user in this process; False when it was read
+    back (a sidecar, a notebook), so its ``module:function`` callables are never imported.
+    Not part of :attr:`hash` or equality."""
 
-    def __init__(self, definition: Definition, source: str | None = None) -> None:
+    def __init__(
+        self, definition: Definition, source: str | None = None, *, trusted: bool = True
+    ) -> None:
         """Wrap a validated definition; use the ``from_*`` constructors or :meth:`build`."""
         self.name = definition.name
         self.skill = definition.skill
@@ -93,7 +108,14 @@ class Workflow:
         self.states = definition.states
         self.initial = definition.initial
         self.transitions = definition.transitions
-        self.gates = types.MappingProxyType(dict(definition.gates))
+        gates = dict(definition.gates)
+        if not trusted:
+            gates = {name: dataclasses.replace(s, trusted=False) for name, s in gates.items()}
+            self.transitions = tuple(
+                dataclasses.replace(t, trusted=False) for t in self.transitions
+            )
+        self.gates = types.MappingProxyType(gates)
+        self.trusted = trusted
         self.profiles = definition.profiles
         self.source = source
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
@@ -101,8 +123,12 @@ class Workflow:
 
     # -- constructors ---------------------------------------------------------------------
     @classmethod
-    def from_yaml(cls, source: Path | str) -> Workflow:
+    def from_yaml(cls, source: Path | str, *, trusted: bool = True) -> Workflow:
         """Load a definition from a YAML file (a :class:`~pathlib.Path`) or YAML text (a str).
+
+        Args:
+            source: the file or the text.
+            trusted: False for text read back from a notebook (see :attr:`trusted`).
 
         Raises:
             WorkflowError: the first problem found (file, line, column); the message says how
@@ -110,20 +136,27 @@ class Workflow:
 
         """
         data, smap = _load(source)
-        return cls._from_data(data, smap)
+        return cls._from_data(data, smap, trusted)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> Workflow:
+    def from_dict(
+        cls, data: Mapping[str, Any], source: str | None = None, *, trusted: bool = True
+    ) -> Workflow:
         """Build a workflow from a dict: ``{"workflow": {...}}`` or the inner mapping.
+
+        Args:
+            data: the definition.
+            source: where it came from, for messages.
+            trusted: False for a definition read back from a sidecar or a notebook.
 
         Raises:
             WorkflowError: the first problem found; messages name the path of the value.
 
         """
-        return cls._from_data(_plain(data), SourceMap(source=source))
+        return cls._from_data(_plain(data), SourceMap(source=source), trusted)
 
     @classmethod
-    def _from_data(cls, data: Any, smap: SourceMap) -> Workflow:
+    def _from_data(cls, data: Any, smap: SourceMap, trusted: bool) -> Workflow:
         definition, errors = parse(data, smap)
         if definition is None:
             first = errors[0]
@@ -137,7 +170,7 @@ class Workflow:
                     column=first.column,
                 )
             raise first
-        return cls(definition, smap.source)
+        return cls(definition, smap.source, trusted=trusted)
 
     @staticmethod
     def build(name: str) -> WorkflowBuilder:

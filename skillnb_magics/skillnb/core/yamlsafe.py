@@ -304,7 +304,12 @@ class _Builder:
             tag = resolve(yaml.ScalarNode, event.value, event.implicit)
         node = yaml.ScalarNode(tag, event.value)
         if tag == f"{_CORE}int":
-            return resolver.construct_yaml_int(node)
+            try:
+                return resolver.construct_yaml_int(node)
+            except ValueError:  # over Python's 4,300-digit limit for int(str)
+                raise self.fail(
+                    event, f"integer has {len(event.value)} characters; too large"
+                ) from None
         if tag == f"{_CORE}float":
             return resolver.construct_yaml_float(node)
         if tag == f"{_CORE}bool":

@@ -48,6 +48,12 @@ class SkillNB(Configurable):
         help="Feed the workflow's skill memory ($SKILLNB_HOME/memory/<skill>.json).",
     ).tag(config=True)
 
+    mirror_values = Bool(
+        False,
+        help="Save full fact values in the notebook's outputs (default: previews only; the "
+        "values stay in the 0600 sidecar). Only for notebooks you keep private.",
+    ).tag(config=True)
+
     widgets = Bool(
         True,
         help="Show the interactive RunView (ipywidgets) where a widget frontend is available.",

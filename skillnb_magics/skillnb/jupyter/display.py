@@ -17,6 +17,12 @@ execution of the notebook, so ``pytest --nbval`` compares it without spurious di
 
 Notebooks saved before this split carry ``event``, ``events`` and ``mirror`` in the data;
 :mod:`skillnb.jupyter.notebook_recover` still reads them there.
+
+Privacy: a notebook is shared far more often than its sidecar (0600), so the events in an
+output's metadata carry each fact's *preview* in place of its value (``encoding: "repr"``,
+``restorable: false``, the same shape a rebuild gives a fact whose blob was lost). A run
+rebuilt from such a notebook knows its facts by preview only. ``%config
+SkillNB.mirror_values = True`` keeps the full values in the outputs instead.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from skillnb.core.records import Event
 
-__all__ = ["MIME", "Output", "Status", "build_bundle", "html_block"]
+__all__ = ["MIME", "Output", "Status", "build_bundle", "html_block", "preview_only"]
 
 MIME = "application/vnd.skillnb.v1+json"
 """The MIME type of SKILL.nb outputs."""
@@ -69,8 +75,19 @@ def html_block(badge: str, lines: Sequence[str], status: str) -> str:
     )
 
 
-def _dump(event: Event) -> dict[str, Any]:
-    return event.model_dump(mode="json")
+def _dump(event: Event, values: bool) -> dict[str, Any]:
+    dump = event.model_dump(mode="json")
+    return dump if values else preview_only(dump)
+
+
+def preview_only(dump: dict[str, Any]) -> dict[str, Any]:
+    """Return an event dump whose fact value is replaced by the fact's preview."""
+    fact = dump.get("data", {}).get("fact") if dump.get("type") == "fact.formalized" else None
+    if not isinstance(fact, dict):
+        return dump
+    preview = fact.get("preview", "")
+    hidden = {**fact, "value": preview, "encoding": "repr", "restorable": False}
+    return {**dump, "data": {**dump["data"], "fact": hidden}}
 
 
 def build_bundle(
@@ -81,11 +98,13 @@ def build_bundle(
     cell_mirror: dict[str, Any] | None = None,
     run_id: str | None = None,
     clock: Callable[[], datetime] | None = None,
+    values: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``(data, metadata)`` of ``output``'s display bundle.
 
     ``data`` is deterministic; ``events``, the mirrors, ``run_id`` and the time (``clock``,
-    default now) go into ``metadata`` (see the module docstring).
+    default now) go into ``metadata`` (see the module docstring). Facts in ``events`` carry
+    their preview, not their value, unless ``values`` is true.
     """
     plain = "\n".join([output.badge, *output.lines])
     details = output.html or html_block(output.badge, output.lines, output.status)
@@ -106,7 +125,7 @@ def build_bundle(
         "v": 1,
         "run_id": run_id,
         "at": (clock or _now)().isoformat(),
-        "events": [_dump(e) for e in events],
+        "events": [_dump(e, values) for e in events],
         "mirror": mirror,
     }
     metadata = {MIME: volatile}

@@ -21,9 +21,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillnb.core.safejson import json_depth_exceeds
 from skillnb.errors import SkillnbError
 
 __all__ = [
+    "NotANotebook",
     "cell_source",
     "code_cells",
     "dump_notebook",
@@ -33,13 +35,19 @@ __all__ = [
 ]
 
 _DEFAULT_INDENT = 1
+_MAX_DEPTH = 500  # deeper JSON cannot be written back (json.dumps recurses) nor checked
+
+
+class NotANotebook(SkillnbError):
+    """The file is not nbformat 4 notebook JSON (invalid, nested too deeply, another format)."""
 
 
 def load_notebook(path: str | Path) -> dict[str, Any]:
     """Read ``path`` as notebook JSON (nbformat 4).
 
     Raises:
-        SkillnbError: the file is missing, is not JSON, or is not an nbformat 4 notebook.
+        SkillnbError: the file is missing or unreadable.
+        NotANotebook: it is not JSON, is nested too deeply, or is not nbformat 4.
 
     """
     nb_path = Path(path)
@@ -49,16 +57,20 @@ def load_notebook(path: str | Path) -> dict[str, Any]:
         raise SkillnbError(f"{nb_path}: no such notebook") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SkillnbError(f"{nb_path}: cannot read the notebook: {exc}") from exc
+    if json_depth_exceeds(text, _MAX_DEPTH):  # measured on the text, before parsing
+        raise NotANotebook(
+            f"{nb_path}: not a notebook (JSON nested more than {_MAX_DEPTH} levels deep)"
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SkillnbError(
+        raise NotANotebook(
             f"{nb_path}:{exc.lineno}: not a notebook (invalid JSON: {exc.msg})"
         ) from exc
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise SkillnbError(f"{nb_path}: not a notebook (no list of cells)")
+        raise NotANotebook(f"{nb_path}: not a notebook (no list of cells)")
     if data.get("nbformat") != 4:
-        raise SkillnbError(
+        raise NotANotebook(
             f"{nb_path}: nbformat {data.get('nbformat')!r} is not supported; "
             "save it with a current Jupyter (nbformat 4)"
         )

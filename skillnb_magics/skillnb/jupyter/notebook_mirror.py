@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from skillnb.core.limits import MAX_KEY, name_problem
 from skillnb.core.records import FactKind, RunState
 from skillnb.core.source import source_hash
 from skillnb.jupyter.notebook_file import cell_source
@@ -89,9 +90,12 @@ def _plain_text(value: str) -> str:
 
 
 def _name(value: str) -> str:
-    if any(ord(char) < 0x20 for char in value):
-        raise ValueError("a name may not hold line breaks, tabs or control characters")
-    return _plain_text(value)
+    # The same rule the run applies when it writes a key (skillnb.core.limits), so the
+    # mirror never holds a name its own reader would refuse.
+    problem = name_problem(value, MAX_KEY)
+    if problem is not None:
+        raise ValueError(f"a name {problem}")
+    return value
 
 
 Name = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_name)]
@@ -217,6 +221,7 @@ def build_mirror(run: Run) -> dict[str, Any]:
                 "preview": inert_text(f.preview),
             }
             for f in state.facts.values()
+            if name_problem(f.key, MAX_KEY) is None  # a key written before keys were checked
         },
         "pending": [
             {

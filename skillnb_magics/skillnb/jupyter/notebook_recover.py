@@ -24,16 +24,18 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from skillnb.core.limits import json_too_deep
 from skillnb.core.records import Event
 from skillnb.errors import WorkflowError
 from skillnb.jupyter.notebook_file import cell_source, code_cells
 from skillnb.jupyter.notebook_mirror import MirrorWarning, check_mirror
+from skillnb.jupyter.notebook_trust import notebook_trusted
 
 if TYPE_CHECKING:
     from skillnb.core.workflow import Workflow
@@ -122,7 +124,7 @@ def _event_dumps(payload: Mapping[str, Any], ours: Mapping[str, Any] | None) -> 
 def _parse_output(output: Mapping[str, Any], cell: int) -> tuple[_Bundle | None, int]:
     """Parse one SKILL.nb output; return it and how many malformed pieces it had."""
     payload = _bundle_payload(output["data"][BUNDLE_MIME])
-    if payload is None:
+    if payload is None or json_too_deep(output):
         return None, 1
     ours, bad = _volatile(output)
     events: list[Event] = []
@@ -213,11 +215,18 @@ def recover(nb: Mapping[str, Any], *, origin: str) -> Recovered:
     return found
 
 
-def workflow_cell(nb: Mapping[str, Any], *, origin: str) -> Workflow | None:
+def workflow_cell(
+    nb: Mapping[str, Any],
+    *,
+    origin: str,
+    trust: Callable[[Mapping[str, Any]], bool] = notebook_trusted,
+) -> Workflow | None:
     """The workflow defined by the notebook's last ``%%workflow`` cell, or ``None``.
 
     Only a cell whose first line is exactly ``%%workflow`` counts (its body is the YAML); a
-    definition that does not load is reported with a :class:`MirrorWarning` and ignored.
+    definition that does not load is reported with a :class:`MirrorWarning` and ignored. It
+    is trusted only when Jupyter's notary trusts the notebook (``trust``); otherwise its
+    ``module:function`` callables are never imported.
     """
     from skillnb.core.workflow import Workflow
 
@@ -229,7 +238,7 @@ def workflow_cell(nb: Mapping[str, Any], *, origin: str) -> Workflow | None:
     if not bodies:
         return None
     try:
-        return Workflow.from_yaml(bodies[-1])
+        return Workflow.from_yaml(bodies[-1], trusted=trust(nb))
     except WorkflowError as exc:
         warnings.warn(
             f"{origin}: the %%workflow cell could not be read ({exc}); rebuilt without a workflow",

@@ -362,6 +362,7 @@ class NotebookSession:
             notebook_mirror=notebook,
             cell_mirror=cell,
             run_id=run.id if run is not None else None,
+            values=self.config.mirror_values,
         )
         self.shell.display_pub.publish(data=data, metadata=metadata)
 

@@ -11,6 +11,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillnb.core.shell import magic_command
+
 __all__ = [
     "Section",
     "banner_sections",
@@ -50,14 +52,15 @@ def headline(view: Mapping[str, Any]) -> str:
 
 def _pending(view: Mapping[str, Any]) -> list[str]:
     return [
-        f"{p['gate']}: {_clip(p['message'])} → %skillnb approve {p['gate']}"
+        f"{p['gate']}: {_clip(p['message'])} → {magic_command('approve', p['gate'])}"
         for p in view.get("pending", [])
     ]
 
 
 def _uncertain(view: Mapping[str, Any]) -> list[str]:
     return [
-        f"{u['key']} (started at v{u['started_seq']}, never committed) → %skillnb clear {u['key']}"
+        f"{u['key']} (started at v{u['started_seq']}, never committed) → "
+        f"{magic_command('clear', u['key'])}"
         for u in view.get("uncertain", [])
     ]
 

@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillnb.core.shell import magic_command
+
 __all__ = [
     "STATUS_COLOURS",
     "STATUS_MARKS",
@@ -228,6 +230,10 @@ def facts_html(view: View, *, times: bool = True) -> str:
     )
 
 
+def _approve(gate: str) -> str:
+    return magic_command("approve", gate)
+
+
 def pending_html(view: View) -> str:
     """Render pending approvals as a static list (the widget adds Approve/Reject buttons)."""
     pending = view.get("pending") or []
@@ -235,7 +241,7 @@ def pending_html(view: View) -> str:
         return ""
     items = "".join(
         f"<li><b>{_e(p['gate'])}</b> for {_e(p.get('trigger'))}: {_e(p.get('message', ''), 200)}"
-        f" <small>(approve with <code>%skillnb approve {_e(p['gate'])}</code>)</small></li>"
+        f" <small>(approve with <code>{_e(_approve(p['gate']))}</code>)</small></li>"
         for p in pending
     )
     return (

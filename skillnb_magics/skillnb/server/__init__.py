@@ -25,5 +25,6 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     from skillnb.server.runs import RunRegistry
 
     root = Path(server_app.root_dir).expanduser()
-    setup_handlers(server_app.web_app, RunRegistry(root))
+    allow_hidden = bool(getattr(server_app.contents_manager, "allow_hidden", False))
+    setup_handlers(server_app.web_app, RunRegistry(root, allow_hidden=allow_hidden))
     server_app.log.info("SKILL.nb server extension serves runs under %s", root)

@@ -26,7 +26,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from skillnb.errors import ApprovalError, ConflictError, SkillnbError, StoreCorrupted
+from skillnb.errors import ApprovalError, ConflictError, SkillnbError, StoreCorrupted, UnsafePath
 from skillnb.server.paths import PathRefused
 from skillnb.server.runs import NoRun, RunRegistry
 
@@ -48,6 +48,8 @@ def _status_for(error: Exception) -> int:
         return 400
     if isinstance(error, NoRun):
         return 404
+    if isinstance(error, UnsafePath):
+        return 403
     if isinstance(error, ApprovalError | ConflictError):
         return 409
     if isinstance(error, StoreCorrupted):
@@ -70,10 +72,17 @@ class _RunHandler(APIHandler):
             body = await work()
         except (PathRefused, BadRequest, SkillnbError) as error:
             message = error.message if isinstance(error, PathRefused) else str(error)
-            self.set_status(_status_for(error))
-            self.finish(json.dumps({"error": message, "type": type(error).__name__}))
+            self.reply_error(_status_for(error), message, type(error).__name__)
+            return
+        except (RecursionError, ValueError) as error:  # hostile input no reader guarded against
+            self.reply_error(400, f"the request could not be read: {error}", "BadRequest")
             return
         self.finish(json.dumps(body))
+
+    def reply_error(self, status: int, message: str, kind: str) -> None:
+        """Answer ``{"error": message, "type": kind}`` with ``status``."""
+        self.set_status(status)
+        self.finish(json.dumps({"error": message[:2000], "type": kind}))
 
     def query_path(self) -> str:
         """Return the ``path`` query argument."""
@@ -85,6 +94,8 @@ class _RunHandler(APIHandler):
             data = json.loads(self.request.body or b"{}")
         except (ValueError, UnicodeDecodeError) as error:
             raise BadRequest(f"the body is not JSON: {error}") from error
+        except RecursionError:
+            raise BadRequest("the body is nested too deeply") from None
         if not isinstance(data, dict):
             raise BadRequest("the body must be a JSON object")
         return data

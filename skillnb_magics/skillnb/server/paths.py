@@ -2,12 +2,16 @@
 
 Request paths are untrusted: they are relative, ``/``-separated contents paths, as JupyterLab
 sends them. Absolute paths, ``..`` segments and anything that resolves outside the root
-(a symlink pointing out, for instance) are refused before any file is touched.
+(a symlink pointing out, for instance) are refused before any file is touched. Hidden
+notebooks and notebooks in hidden folders are answered 404, as jupyter_server's contents
+API answers them, unless the server allows hidden files (``ContentsManager.allow_hidden``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from jupyter_core.paths import is_hidden
 
 __all__ = ["PathRefused", "ensure_inside", "resolve_notebook"]
 
@@ -43,7 +47,7 @@ def ensure_inside(root: Path, path: Path) -> Path:
     return real
 
 
-def resolve_notebook(root: Path, request_path: str) -> Path:
+def resolve_notebook(root: Path, request_path: str, *, allow_hidden: bool = False) -> Path:
     """Return the notebook named by ``request_path``, inside ``root``.
 
     The returned path is ``root`` joined with the request's segments, not resolved, so the
@@ -51,7 +55,8 @@ def resolve_notebook(root: Path, request_path: str) -> Path:
 
     Raises:
         PathRefused: 400 for an empty, absolute, ``..``-bearing or non-notebook path, 403 for
-            one that resolves outside ``root``, 404 when no such notebook file exists.
+            one that resolves outside ``root``, 404 when no such notebook file exists or it is
+            hidden (and ``allow_hidden`` is false).
 
     """
     if not request_path or len(request_path) > _MAX_PATH or "\x00" in request_path:
@@ -65,7 +70,16 @@ def resolve_notebook(root: Path, request_path: str) -> Path:
     if not parts or not parts[-1].endswith(".ipynb"):
         raise PathRefused(400, "'path' must name a .ipynb notebook")
     notebook = root.joinpath(*parts)
-    ensure_inside(root, notebook)
-    if not notebook.is_file():
+    real = ensure_inside(root, notebook)
+    hidden = any(p.startswith(".") for p in parts) or _hidden(real, root.resolve())
+    if not notebook.is_file() or (hidden and not allow_hidden):
         raise PathRefused(404, f"no notebook at {'/'.join(parts)!r}")
     return notebook
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    """jupyter_server's test (dot names, the hidden flag) on the resolved path."""
+    try:
+        return bool(is_hidden(str(path), str(root)))
+    except OSError:
+        return True

@@ -4,7 +4,9 @@
 open (a run catches up with other writers cheaply on each read) and performs every run
 operation on one worker thread: file I/O with ``fsync`` stays off the server's event loop,
 and operations on one run object never overlap. It never creates a sidecar: a notebook
-without one is reported as missing.
+without one is reported as missing. Reads (``describe``, ``version``) go through runs opened
+on a :class:`~skillnb.server.readonly.ReadOnlyStore`, so a GET cannot write anything, not even
+the lock file; only approvals and milestones open a writable run.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from skillnb.errors import SkillnbError
 from skillnb.server.paths import ensure_inside, resolve_notebook
+from skillnb.server.readonly import ReadOnlyRun, ReadOnlyStore
 
 if TYPE_CHECKING:
     from skillnb.core.records import Approval, Event
@@ -82,6 +85,14 @@ def _default_open(notebook: Path) -> RunLike:
     return run
 
 
+def _default_read(notebook: Path) -> RunLike:
+    from skillnb.run import open_run
+    from skillnb.store import SidecarStore, sidecar_dir_for
+
+    store = ReadOnlyStore(SidecarStore(sidecar_dir_for(notebook)))
+    return open_run(notebook, store=store, memory=False)
+
+
 def _default_exists(notebook: Path) -> bool:
     from skillnb.run import sidecar_exists
 
@@ -99,7 +110,9 @@ class RunAccess:
     """How the registry reaches runs; the defaults use :mod:`skillnb.run`."""
 
     open: Callable[[Path], RunLike] = _default_open
-    """Open the existing run of a notebook."""
+    """Open the existing run of a notebook, to change it."""
+    read: Callable[[Path], RunLike] = _default_read
+    """Open the existing run of a notebook for reading only (it must never write)."""
     exists: Callable[[Path], bool] = _default_exists
     """True when the notebook has a sidecar."""
     sidecar_dir: Callable[[Path], Path] = _default_sidecar_dir
@@ -117,11 +130,17 @@ class RunRegistry:
     """
 
     def __init__(
-        self, root: Path, *, access: RunAccess | None = None, cache_size: int = _CACHE_SIZE
+        self,
+        root: Path,
+        *,
+        access: RunAccess | None = None,
+        cache_size: int = _CACHE_SIZE,
+        allow_hidden: bool = False,
     ) -> None:
         self.root = root
+        self.allow_hidden = allow_hidden
         self._access = access or RunAccess()
-        self._cache: OrderedDict[Path, RunLike] = OrderedDict()
+        self._cache: OrderedDict[tuple[Path, bool], RunLike] = OrderedDict()
         self._cache_size = cache_size
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillnb-runs")
 
@@ -155,20 +174,25 @@ class RunRegistry:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     # -- worker-thread side ---------------------------------------------------------------
-    def _run(self, request_path: str) -> RunLike:
-        notebook = resolve_notebook(self.root, request_path)
+    def _run(self, request_path: str, *, write: bool = False) -> RunLike:
+        notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
         ensure_inside(self.root, self._access.sidecar_dir(notebook))
+        key = (notebook, write)
         if not self._access.exists(notebook):
-            self._cache.pop(notebook, None)
+            self._cache.pop((notebook, False), None)
+            self._cache.pop((notebook, True), None)
             raise NoRun(request_path)
-        run = self._cache.get(notebook)
+        run = self._cache.get(key)
         if run is None:
-            run = self._access.open(notebook)
-            self._cache[notebook] = run
+            try:
+                run = (self._access.open if write else self._access.read)(notebook)
+            except ReadOnlyRun:  # files there, but no committed run: nothing to show
+                raise NoRun(request_path) from None
+            self._cache[key] = run
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         else:
-            self._cache.move_to_end(notebook)
+            self._cache.move_to_end(key)
         return run
 
     def _describe(self, request_path: str) -> dict[str, Any]:
@@ -184,12 +208,12 @@ class RunRegistry:
     def _decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
     ) -> dict[str, Any]:
-        run = self._run(request_path)
+        run = self._run(request_path, write=True)
         decide = run.approve if verdict == "approve" else run.reject
         approval = decide(gate, by=by, note=note)
         return {"version": run.version, "approval": approval.model_dump(mode="json")}
 
     def _milestone(self, request_path: str, name: str) -> dict[str, Any]:
-        run = self._run(request_path)
+        run = self._run(request_path, write=True)
         event = run.milestone(name)
         return {"version": run.version, "event": event.model_dump(mode="json")}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from skillnb.core.gates import GateSpec
 from skillnb.core.records import Approval, EventDraft, RunState
+from skillnb.core.shell import cli_command, magic_command
 from skillnb.core.state import state_entry_seq
 from skillnb.errors import ApprovalError
 from skillnb.service.journal import RunJournal
@@ -40,8 +41,8 @@ def approval_status(state: RunState, spec: GateSpec) -> tuple[bool, str]:
     """Whether approval gate ``spec`` passes in ``state``, and why (an evaluation callback)."""
     request = open_request(state, spec.name)
     how = (
-        f"approve with `%skillnb approve {spec.name}` "
-        f"or `skillnb approve NOTEBOOK {spec.name} --by NAME`"
+        f"approve with `{magic_command('approve', spec.name)}` "
+        f"or `{cli_command('approve', 'NOTEBOOK', spec.name, '--by', 'NAME')}`"
     )
     message = approval_message(spec)
     if request is None:

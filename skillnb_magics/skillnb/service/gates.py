@@ -170,7 +170,7 @@ class Gates:
         transition = self.transition(trigger)
         action: Callable[[], Any] | None = None
         if transition.action is not None:
-            fn = _find_action(self.registry, transition.action)
+            fn = _find_action(self.registry, transition.action, trusted=transition.trusted)
             if fn is not None:
                 action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
         outcome = self.run_gated(
@@ -255,7 +255,7 @@ class Gates:
         transition = self.transition(target)
         action: Callable[[], Any] | None = None
         if transition.action is not None:
-            fn = _find_action(self.registry, transition.action)
+            fn = _find_action(self.registry, transition.action, trusted=transition.trusted)
             if fn is not None:
                 action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
         why = {"for": trigger, "gate": gate, "reason": result.message}
@@ -275,7 +275,7 @@ class Gates:
         if workflow is None:
             return
         for gate, ref in bending.corrective_actions(report, workflow.gates):
-            fn = self.registry.resolve_action(ref)
+            fn = self.registry.resolve_action(ref, trusted=workflow.gates[gate].trusted)
             key = f"corrective:{gate}"
             self.steps.start(key, None, None, False)
             try:
@@ -371,10 +371,10 @@ class Gates:
         return drafts
 
 
-def _find_action(registry: Registry, ref: str) -> Callable[..., Any] | None:
+def _find_action(registry: Registry, ref: str, *, trusted: bool) -> Callable[..., Any] | None:
     """The callable for an action reference; ``None`` when a plain name is only a label."""
     if ":" in ref:
-        return registry.resolve_action(ref)
+        return registry.resolve_action(ref, trusted=trusted)
     try:
         return registry.resolve_action(ref)
     except SkillnbError:

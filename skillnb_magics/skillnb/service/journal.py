@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState
 from skillnb.core.state import MalformedEvent, apply
 from skillnb.core.workflow import Workflow
@@ -148,11 +149,13 @@ class RunJournal:
         definition = self.state.workflow_definition
         if definition is None:
             return None
-        return Workflow.from_dict(definition, source=f"{self.store.location} (stored definition)")
+        where = f"{self.store.location} (stored definition)"
+        return Workflow.from_dict(definition, source=where, trusted=False)  # never imports
 
     # -- committing ----------------------------------------------------------------------
     def draft(self, type_: str, **data: JsonValue) -> EventDraft:
         """A new event of ``type_`` stamped with the clock's time."""
+        check_event(type_, data)  # names, keys and notes within their limits, before any write
         return EventDraft(type=type_, at=self.clock(), data=data)
 
     def commit(

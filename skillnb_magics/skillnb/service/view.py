@@ -80,7 +80,7 @@ def _next(gates: Gates, evaluate_code: bool) -> list[dict[str, Any]]:
                 "kind": s.kind,
                 "severity": s.severity,
                 "passed": None,
-                "message": "runs user code: not evaluated here",
+                "message": "evaluated in the kernel",
             }
             for s in skipped
         ]

@@ -1,0 +1,228 @@
+"""Names, keys and free text: what may be written, and how large (core layer).
+
+One validator for every place a name is written or read back: the run's write path
+(:func:`check_event`, called for every event before it is committed), the workflow loader
+(workflow, gate, trigger and state names) and the notebook mirror's checker. A name is 1 to
+:data:`MAX_NAME` characters (fact and step keys up to :data:`MAX_KEY`) with no control,
+format or bidirectional-override characters and no active markup (``<script``, ``on...=``,
+``javascript:``), so it prints safely, survives the notebook mirror, and cannot reorder the
+text around it. Notes and messages are free text up to :data:`MAX_TEXT` characters.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from skillnb.errors import SkillnbError
+
+__all__ = [
+    "MAX_KEY",
+    "MAX_NAME",
+    "MAX_TEXT",
+    "InvalidName",
+    "check_event",
+    "check_key",
+    "check_name",
+    "check_text",
+    "json_too_deep",
+    "name_problem",
+    "skill_slug",
+]
+
+MAX_KEY = 256
+"""Longest fact, step or batch-item key, in characters."""
+MAX_NAME = 200
+"""Longest workflow, state, gate, trigger, batch, milestone or person name."""
+MAX_TEXT = 10_000
+"""Longest note or message."""
+MAX_SKILL = 100
+"""Longest skill name (it is a file name)."""
+MAX_JSON_DEPTH = 100
+"""Deepest JSON value read back from a notebook's SKILL.nb outputs."""
+
+ACTIVE_MARKUP = re.compile(
+    r"<\s*/?\s*(script|iframe|object|embed|meta|link|style)\b|javascript\s*:|<[^>]*\son\w+\s*=",
+    re.IGNORECASE,
+)
+"""Markup a browser would act on; never part of a name."""
+_INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+
+
+class InvalidName(SkillnbError, ValueError):
+    """A name, key or text breaks a rule; nothing was written.
+
+    Attributes:
+        what: what was checked, e.g. ``fact key``.
+        problem: which rule it breaks.
+
+    """
+
+    def __init__(self, what: str, value: object, problem: str) -> None:
+        self.what = what
+        self.problem = problem
+        shown = repr(value) if not isinstance(value, str) else repr(_clip(value))
+        super().__init__(f"{what} {shown} {problem}")
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def name_problem(value: object, limit: int = MAX_NAME) -> str | None:
+    """Return why ``value`` is not an acceptable name, or ``None`` when it is."""
+    if not isinstance(value, str):
+        return f"must be a string, not {type(value).__name__}"
+    if not value.strip():
+        return "must not be empty"
+    if len(value) > limit:
+        return f"is {len(value)} characters long (limit {limit})"
+    for char in value:
+        if unicodedata.category(char) in _INVISIBLE:
+            return f"contains a control or invisible character (U+{ord(char):04X})"
+    if value != value.strip():
+        return "must not start or end with spaces"
+    if ACTIVE_MARKUP.search(value):
+        return "contains active markup (script, event handler, javascript: URL)"
+    return None
+
+
+def check_name(value: object, what: str, limit: int = MAX_NAME) -> str:
+    """Return ``value`` when it is an acceptable name.
+
+    Raises:
+        InvalidName: it is not (the message says which rule it breaks).
+
+    """
+    problem = name_problem(value, limit)
+    if problem is not None:
+        raise InvalidName(what, value, problem)
+    assert isinstance(value, str)  # noqa: S101  # name_problem checked the type
+    return value
+
+
+def check_key(value: object, what: str = "fact key") -> str:
+    """Return ``value`` when it is an acceptable key (a name of up to :data:`MAX_KEY`).
+
+    Raises:
+        InvalidName: it is not.
+
+    """
+    return check_name(value, what, MAX_KEY)
+
+
+def check_text(value: object, what: str, limit: int = MAX_TEXT) -> None:
+    """Accept ``None`` or a string of at most ``limit`` characters.
+
+    Raises:
+        InvalidName: the text is not a string or is too long.
+
+    """
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise InvalidName(what, value, f"must be a string, not {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidName(what, value, f"is {len(value)} characters long (limit {limit})")
+
+
+def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Tell whether ``value`` (parsed JSON) nests lists and objects deeper than ``limit``.
+
+    Iterative, so a hostile value cannot exhaust the stack while it is measured.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def skill_slug(name: str) -> str:
+    """Return a safe file name for a skill, derived from a workflow name.
+
+    ``Market Research`` becomes ``Market_Research``: letters, digits, ``-``, ``_`` and inner
+    dots, at most 100 characters. A name that is already safe is returned unchanged.
+    """
+    normal = unicodedata.normalize("NFC", name)
+    chars = [c if c in "-_." or c.isalnum() else "_" for c in normal]
+    slug = re.sub(r"\.{2,}", ".", "".join(chars)).strip(".")[:MAX_SKILL].strip(".")
+    return slug or "workflow"
+
+
+def _keys(what: str) -> Callable[[Any], object]:
+    return lambda value: check_key(value, what)
+
+
+def _name(what: str) -> Callable[[Any], object]:
+    return lambda value: None if value is None else check_name(value, what)
+
+
+def _text(what: str) -> Callable[[Any], object]:
+    return lambda value: check_text(value, what)
+
+
+def _each_key(what: str) -> Callable[[Any], object]:
+    def check(values: Any) -> None:
+        for value in values if isinstance(values, list) else [values]:
+            check_key(value, what)
+
+    return check
+
+
+def _fact(fact: Any) -> None:
+    if isinstance(fact, Mapping):
+        check_key(fact.get("key"), "fact key")
+        check_text(fact.get("note"), "note")
+
+
+def _approval(approval: Any) -> None:
+    if isinstance(approval, Mapping):
+        check_text(approval.get("message"), "approval message")
+
+
+def _follow_up(follow_up: Any) -> None:
+    if isinstance(follow_up, Mapping):
+        check_text(follow_up.get("text"), "follow-up text")
+        check_text(follow_up.get("reason"), "follow-up reason")
+
+
+def _key_ids(ids: Any) -> None:
+    if isinstance(ids, Mapping):
+        for name, value in ids.items():
+            check_key(name, "key id name")
+            check_text(value if isinstance(value, str) else None, "key id", MAX_KEY * 4)
+
+
+_FIELDS: Mapping[str, Mapping[str, Callable[[Any], object]]] = {
+    "fact.formalized": {"fact": _fact},
+    "gate.reported": {"key": _keys("step key")},
+    "approval.requested": {"approval": _approval},
+    "approval.decided": {"by": _name("approver"), "note": _text("note")},
+    "followup.opened": {"follow_up": _follow_up},
+    "followup.resolved": {"by": _name("name"), "note": _text("note")},
+    "step.started": {"key": _keys("step key")},
+    "step.cleared": {"key": _keys("step key"), "by": _name("name")},
+    "batch.declared": {"batch": _name("batch name"), "items": _each_key("batch item key")},
+    "batch.item_done": {"batch": _name("batch name"), "item": _keys("batch item key")},
+    "keyids.set": {"ids": _key_ids},
+    "milestone.recorded": {"name": _name("milestone name")},
+}
+
+
+def check_event(type_: str, data: Mapping[str, Any]) -> None:
+    """Check the names, keys and texts of an event about to be written.
+
+    Raises:
+        InvalidName: a field breaks its rule; the event must not be committed.
+
+    """
+    for field, check in _FIELDS.get(type_, {}).items():
+        if field in data:
+            check(data[field])
