@@ -29,7 +29,7 @@ from skillnb.run import Run, sidecar_exists
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 SUPPORT = ("conftest.py", "resume_extractor.py", "data")
-EXAMPLES = ("quickstart", "market_research", "resume_batch", "agent_context")
+EXAMPLES = ("quickstart", "market_research", "resume_batch", "agent_context", "suggest_recall")
 
 pytestmark = pytest.mark.slow
 
@@ -151,6 +151,21 @@ def _agent_context(folder: Path, home: Path) -> None:
     assert memory.get_id("ticket") == "CHURN-42"
 
 
+def _suggest_recall(folder: Path, home: Path) -> None:
+    from skillnb.memory.recall import RecallIndex
+
+    run = _open(folder / "suggest_recall.ipynb")
+    assert run.state == "analyzing"
+    assert {k: f.kind for k, f in run.facts.items()} == {
+        "topic": "decision",
+        "budget": "constraint",
+        "sources": "data",
+        "pin_remember_these_three_risks": "note",
+    }
+    archived = RecallIndex("market-research", root=home).runs()
+    assert [r["final_state"] for r in archived] == ["done", "done"]
+
+
 def _assert_extracted_once(folder: Path, per_session: dict[str, int]) -> None:
     lines = (folder / "out" / "extractions.log").read_text(encoding="utf-8").splitlines()
     sessions = Counter(line.split("\t")[0] for line in lines)
@@ -167,6 +182,7 @@ CHECKS = {
     "market_research": _market_research,
     "resume_batch": _resume_batch,
     "agent_context": _agent_context,
+    "suggest_recall": _suggest_recall,
 }
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from skillnb import errors
     from skillnb.core.records import Event, Fact, GateReport, GateResult
     from skillnb.core.registry import action, gate
+    from skillnb.core.suggest import Suggestion, suggest
     from skillnb.core.workflow import Workflow
     from skillnb.jupyter.extension import current_run
     from skillnb.run import Run, open_run
@@ -36,6 +37,7 @@ __all__ = [
     "GateResult",
     "Run",
     "SkillMemory",
+    "Suggestion",
     "Workflow",
     "__version__",
     "action",
@@ -44,6 +46,7 @@ __all__ = [
     "gate",
     "load_ipython_extension",
     "open_run",
+    "suggest",
     "unload_ipython_extension",
 ]
 
@@ -59,6 +62,8 @@ _LAZY = {
     "action": "skillnb.core.registry",
     "current_run": "skillnb.jupyter.extension",
     "gate": "skillnb.core.registry",
+    "Suggestion": "skillnb.core.suggest",
+    "suggest": "skillnb.core.suggest",
 }
 
 

@@ -45,6 +45,11 @@ from skillnb.store.protocol import Store
 from skillnb.store.sidecar import SidecarStore, sidecar_dir_for
 
 if TYPE_CHECKING:
+    from skillnb.core.capacity import Limits
+    from skillnb.core.pins import Extractor
+    from skillnb.core.suggest import Suggestion
+    from skillnb.memory.archive import ArchiveReport
+    from skillnb.memory.recall import Recalled
     from skillnb.skillmemory import SkillMemory
 
 __all__ = ["ListenerWarning", "Run", "RunListener", "open_run", "sidecar_exists"]
@@ -79,6 +84,7 @@ class Run:
         blob_threshold: int | None = None,
         notebook: Path | None = None,
         profile: str | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.notebook = notebook
         self.journal = RunJournal(
@@ -88,6 +94,7 @@ class Run:
             env=os.environ if env is None else env,
             memory=memory,
             blob_threshold=blob_threshold,
+            limits=limits,
         )
         self.steps = Steps(self.journal)
         self.gates = Gates(self.journal, self.steps)
@@ -313,6 +320,73 @@ class Run:
         """Write a snapshot so that opening the run replays only what came after."""
         self.journal.compact()
 
+    @property
+    def limits(self) -> Limits:
+        """How much the run keeps live before archiving old versions, and when it warns."""
+        return self.journal.limits
+
+    # -- pins and long-term memory -------------------------------------------------------
+    def pin(
+        self,
+        text: str,
+        kind: FactKind = "note",
+        *,
+        key: str | None = None,
+        extractor: Extractor | None = None,
+    ) -> tuple[Fact, list[Suggestion], dict[str, Any]]:
+        """Keep ``text`` as a fact (a note by default) and offer what ``extractor`` reads in it.
+
+        Returns:
+            The pinned fact, the extractor's suggestions (best first) and their values; the
+            suggestions are offered, never kept: ``run.formalize(name, values[name], kind)``
+            keeps one.
+
+        Raises:
+            SkillnbError: ``text`` is empty.
+            ValueError: the extractor returned something malformed.
+
+        """
+        from skillnb.core.pins import extract, pin_key
+
+        if not isinstance(text, str) or not text.strip():
+            raise SkillnbError("a pin needs some text to remember")
+        fact = self.formalize(key or pin_key(text), text, kind=kind)
+        if extractor is None:
+            return fact, [], {}
+        found, values = extract(text, extractor, self.facts)
+        return fact, found, values
+
+    def archive(self, *, force: bool = False) -> ArchiveReport:
+        """File this finished run in its skill's archive and recall index; shrink the sidecar.
+
+        See :mod:`skillnb.memory.archive`.
+
+        Raises:
+            SkillnbError: the run has no workflow, or is not finished and ``force`` is false.
+
+        """
+        from skillnb.memory.archive import archive_run
+
+        journal = self.journal
+        return archive_run(self, force=force, env=journal.env, now=journal.clock())
+
+    def recall(
+        self, query: str | None = None, k: int = 5, *, state: str | None = None
+    ) -> list[Recalled]:
+        """Items of the skill's archived runs most relevant to ``query``, best first.
+
+        Items recorded in ``state`` (default: this run's current state) are preferred; each
+        names its run, state and date. Without a query, the run's state, workflow and
+        decisions are the query.
+
+        Raises:
+            SkillnbError: the run has no workflow (so no skill to recall from).
+
+        """
+        from skillnb.memory.archive import recall_for
+
+        return recall_for(self, query, k, state=state, env=self.journal.env)
+
     # -- gates, transitions, approvals, steps --------------------------------------------
     def check(self, trigger: str, *, gates: Sequence[GateSpec] = ()) -> GateReport:
         """Evaluate the gates of ``trigger`` (plus ``gates``) without firing: a dry run.
@@ -448,11 +522,15 @@ class Run:
         """The run at a glance as JSON-safe data (see :mod:`skillnb.service.view`)."""
         return describe(self.gates, evaluate_code=evaluate_code)
 
-    def summary(self, max_chars: int = 4000, *, stable: bool = False) -> str:
+    def summary(
+        self, max_chars: int = 4000, *, stable: bool = False, recall: str | bool = False
+    ) -> str:
         """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`).
 
         With ``stable``, what differs between two executions of the same notebook (recorded
-        times, the run id, approval request ids) is left out, for notebook outputs.
+        times, the run id, approval request ids) is left out, for notebook outputs. With
+        ``recall`` (``True``, or a query), the top items recalled from the skill's archived
+        runs are included, inside the data block and within the budget.
         """
         from skillnb.core.summary import render_summary
 
@@ -461,9 +539,24 @@ class Run:
         remembered = memory.to_prompt_summary(times=not stable) if memory is not None else None
         if stable and remembered is not None:
             remembered = remembered.replace(self.id, "this run")
+        recalled = self._recalled_lines(recall, stable) if recall else []
         return render_summary(
-            stable_view(view) if stable else view, max_chars=max_chars, memory=remembered
+            stable_view(view) if stable else view,
+            max_chars=max_chars,
+            memory=remembered,
+            recalled=recalled,
         )
+
+    def _recalled_lines(self, recall: str | bool, stable: bool) -> list[str]:
+        if self.workflow is None:
+            return []
+        found = self.recall(recall if isinstance(recall, str) else None)
+        if stable:
+            return [
+                f"[earlier run, {r.state or 'no state'}] {r.text.replace(r.run_id, 'earlier run')}"
+                for r in found
+            ]
+        return [r.line() for r in found]
 
     def __repr__(self) -> str:
         state = self.journal.state
@@ -488,6 +581,7 @@ def open_run(
     memory: SkillMemory | bool | None = None,
     blob_threshold: int | None = None,
     profile: str | None = None,
+    limits: Limits | None = None,
 ) -> Run:
     """Open (or create) the run of ``notebook``, of ``state_dir``, or over ``store``.
 
@@ -504,6 +598,7 @@ def open_run(
         blob_threshold: values whose JSON is larger go to the blob folder.
         profile: the run profile (``$SKILLNB_PROFILE``, else ``default``); gates whose
             ``bypass_in`` names it are not evaluated, and each bypass is recorded.
+        limits: per-run limits (default from ``SKILLNB_MAX_FACTS`` / ``SKILLNB_MAX_BYTES``).
 
     Raises:
         WorkflowError: the workflow does not declare ``profile`` in its ``profiles:``.
@@ -529,4 +624,5 @@ def open_run(
         blob_threshold=blob_threshold,
         notebook=nb_path,
         profile=profile,
+        limits=limits,
     )

@@ -42,6 +42,7 @@ from skillnb.memory.fileformat import (
     decode,
     encode,
 )
+from skillnb.memory.home import default_home
 from skillnb.memory.names import check_skill_name
 from skillnb.memory.prompt import render_summary
 from skillnb.store import durable
@@ -51,17 +52,6 @@ __all__ = ["Operation", "SkillMemory", "SkillMemoryWarning", "default_home"]
 
 class SkillMemoryWarning(UserWarning):
     """A skill memory file was damaged or foreign and has been moved aside."""
-
-
-def default_home(env: Mapping[str, str] | None = None) -> Path:
-    """Return the SKILL.nb home: ``$SKILLNB_HOME`` if set and not empty, else ``~/.skillnb``.
-
-    Args:
-        env: the environment to read (``os.environ`` when ``None``).
-
-    """
-    value = (os.environ if env is None else env).get("SKILLNB_HOME", "")
-    return Path(value).expanduser() if value else Path.home() / ".skillnb"
 
 
 def _local_now() -> datetime:

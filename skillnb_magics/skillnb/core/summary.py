@@ -16,8 +16,8 @@ Budget: lines are kept in priority order while they fit; the rest is dropped and
 Highest first: run header, pending approvals, blocked gates, open follow-ups and uncertain
 steps, next triggers,
 decisions, constraints, batches, key ids, summary, data and note facts, skill memory,
-milestones, history; newest first within facts and history. Below the size of the frame the
-result is the title and a count of what was left out, then the title clipped.
+recalled items, milestones, history; newest first within facts and history. Below the size of
+the frame the result is the title and a count of what was left out, then the title clipped.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -299,7 +299,15 @@ def _memory_group(memory: str | None) -> _Group:
     return _Group(12, header, ("memory line", "memory lines"), lines)
 
 
-def _groups(view: Mapping[str, Any], memory: str | None) -> list[_Group]:
+def _recalled_group(recalled: Sequence[str]) -> _Group:
+    lines = [f"- {_text(line, _MEMORY)}" for line in recalled]
+    header = "## Recalled from earlier runs (archived; best first)"
+    return _Group(13, header, ("recalled item", "recalled items"), lines)
+
+
+def _groups(
+    view: Mapping[str, Any], memory: str | None, recalled: Sequence[str] = ()
+) -> list[_Group]:
     """Every section in display order (empty ones removed)."""
     groups = [
         _header_group(view),
@@ -314,6 +322,7 @@ def _groups(view: Mapping[str, Any], memory: str | None) -> list[_Group]:
         _milestone_group(view),
         _history_group(view),
         _memory_group(memory),
+        _recalled_group(recalled),
     ]
     return [g for g in groups if g.lines]
 
@@ -396,7 +405,11 @@ def _fallback(plan: _Plan, max_chars: int) -> str:
 
 
 def render_summary(
-    view: Mapping[str, Any], *, max_chars: int = 4000, memory: str | None = None
+    view: Mapping[str, Any],
+    *,
+    max_chars: int = 4000,
+    memory: str | None = None,
+    recalled: Sequence[str] = (),
 ) -> str:
     """Render the run ``view`` as Markdown for an LLM, in at most ``max_chars`` characters.
 
@@ -405,6 +418,8 @@ def render_summary(
             keys are treated as empty.
         max_chars: the budget; the result is never longer.
         memory: the skill memory's prompt summary, shown inside the data block.
+        recalled: items recalled from the skill's archived runs, best first, one line each
+            (inside the data block, among the first lines dropped to fit the budget).
 
     Returns:
         Markdown (see the module docstring), ending with a newline unless the budget only
@@ -416,7 +431,7 @@ def render_summary(
     """
     if max_chars < 0:
         raise ValueError(f"max_chars must be >= 0, not {max_chars}")
-    plan = _Plan.of(_groups(view, memory))
+    plan = _Plan.of(_groups(view, memory, recalled))
     head = f"{TITLE}\n\n{DATA_LABEL}\n\n"
     frame = len(head) + len("text\n") + 1  # the block's newlines around the body ("\n".join)
     reserve = 0

@@ -5,6 +5,7 @@
     %config SkillNB.verbosity = "quiet"
     %config SkillNB.state_dir = "/data/runs/report"
     %config SkillNB.profile = "demo"
+    %config SkillNB.suggest = "auto"     # keep what cells produce worth keeping ("off": no offers)
     c.SkillNB.user = "ana"          # in ipython_config.py
 """
 
@@ -13,9 +14,10 @@ from __future__ import annotations
 from traitlets import Bool, CaselessStrEnum, Unicode
 from traitlets.config import Configurable
 
-__all__ = ["VERBOSITIES", "SkillNB"]
+__all__ = ["SUGGEST_MODES", "VERBOSITIES", "SkillNB"]
 
 VERBOSITIES = ("quiet", "normal", "verbose")
+SUGGEST_MODES = ("on", "auto", "off")
 
 
 class SkillNB(Configurable):
@@ -46,6 +48,17 @@ class SkillNB(Configurable):
     memory = Bool(
         True,
         help="Feed the workflow's skill memory ($SKILLNB_HOME/memory/<skill>.json).",
+    ).tag(config=True)
+
+    suggest = CaselessStrEnum(
+        SUGGEST_MODES,
+        default_value="on",
+        help="on: offer what a cell produced worth keeping (Keep? …); auto: keep it; off: no.",
+    ).tag(config=True)
+
+    extractor = Unicode(
+        "",
+        help='A "module:function" that reads pinned text (%formalize --note) into values to offer.',
     ).tag(config=True)
 
     mirror_values = Bool(

@@ -18,11 +18,19 @@ from skillnb.jupyter.banner import startup_output
 from skillnb.jupyter.config import SkillNB
 from skillnb.jupyter.magics import SkillnbMagics
 from skillnb.jupyter.session import NotebookSession
+from skillnb.jupyter.suggest_magics import SuggestMagics
+from skillnb.jupyter.suggestions import CellSuggestions
 
 if TYPE_CHECKING:
     from skillnb.run import Run
 
-__all__ = ["current_run", "current_session", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "current_run",
+    "current_session",
+    "current_suggestions",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
 
 _EVENTS = ("pre_run_cell", "post_run_cell")
 
@@ -71,15 +79,39 @@ def load_ipython_extension(shell: Any) -> None:
     shell.configurables.append(config)
     session = NotebookSession(shell, config)
     shell.register_magics(SkillnbMagics(shell, session))
+    watcher = CellSuggestions(session)
+    shell.register_magics(SuggestMagics(shell, session, watcher))
     shell.events.register("pre_run_cell", session.pre_run_cell)
     shell.events.register("post_run_cell", session.post_run_cell)
+    shell.events.register("pre_run_cell", watcher.pre_run_cell)
+    shell.events.register("post_run_cell", watcher.post_run_cell)
     output = startup_output(session)
     if output is not None:
         session.show(output)
 
 
+def current_suggestions(shell: Any) -> CellSuggestions | None:
+    """The cell watcher of ``shell`` (what ``%formalize NAME`` keeps), or ``None``."""
+    magics = shell.magics_manager.registry.get(SuggestMagics.__name__)
+    return magics.watcher if isinstance(magics, SuggestMagics) else None
+
+
+def _unload_suggestions(shell: Any) -> None:
+    magics = shell.magics_manager.registry.pop(SuggestMagics.__name__, None)
+    if not isinstance(magics, SuggestMagics):
+        return
+    for kind, names in magics.magics.items():
+        for name in names:
+            shell.magics_manager.magics[kind].pop(name, None)
+    for event in _EVENTS:
+        handler = getattr(magics.watcher, event)
+        if handler in shell.events.callbacks[event]:
+            shell.events.unregister(event, handler)
+
+
 def unload_ipython_extension(shell: Any) -> None:
     """Remove what :func:`load_ipython_extension` added (nothing if it was not loaded)."""
+    _unload_suggestions(shell)
     magics = shell.magics_manager.registry.pop(SkillnbMagics.__name__, None)
     if not isinstance(magics, SkillnbMagics):
         return

@@ -149,8 +149,11 @@ class SkillnbMagics(Magics):
         self.session.show(outcomes.workflow_bound(view))
 
     @magic_arguments()
-    @argument("key", help="the fact's name (restored as a variable when it is a valid name)")
+    @argument(
+        "key", nargs="?", help="the fact's name (restored as a variable when it is a valid name)"
+    )
     @argument("--kind", choices=FACT_KINDS, default="data", help="what the fact means")
+    @argument("--auto", action="store_true", help="keep every suggested name the cell produces")
     @argument("--var", metavar="NAME", help="record this variable instead of the last expression")
     @argument("--stdout", action="store_true", help="record what the cell printed")
     @argument("--force", action="store_true", help="run and record again even if unchanged")
@@ -165,6 +168,9 @@ class SkillnbMagics(Magics):
         into the namespace. A cell that raises records nothing.
         """
         args = parse_argstring(self.formalize, line)
+        if args.auto or args.key is None:
+            self._formalize_auto(args, cell)
+            return
         capture = "stdout" if args.stdout else "last"
         if (
             capture == "last"
@@ -187,6 +193,22 @@ class SkillnbMagics(Magics):
         assigned = outcome.fact.restorable and self.session.assign(name, outcome.fact.value)
         output = outcomes.formalized(outcome, restored_as=name if assigned else None, notes=notes)
         self.session.show(output, source=cell_text("formalize", line, cell))
+
+    def _formalize_auto(self, args: argparse.Namespace, cell: str) -> None:
+        """``%%formalize --auto``: run the cell, keep what :func:`skillnb.suggest` offers."""
+        if args.key is not None:
+            raise UsageError("%%formalize --auto takes no key: it keeps what the cell produced")
+        if not args.auto:
+            raise UsageError("the following arguments are required: key (or use --auto)")
+        from skillnb.jupyter.extension import current_suggestions
+        from skillnb.jupyter.suggestions import formalize_auto
+
+        watcher = current_suggestions(self.session.shell)
+        if watcher is None:
+            raise UsageError("%%formalize --auto needs %load_ext skillnb")
+        with self._reporting("formalize --auto"):
+            kept = formalize_auto(self.session, watcher, cell, lambda: self._execute(cell))
+        self.session.show(outcomes.kept(kept), source=cell_text("formalize", "--auto", cell))
 
     @magic_arguments()
     @argument("trigger", nargs="?", help="the workflow trigger this cell fires when it succeeds")

@@ -14,12 +14,12 @@ from skillnb.jupyter.display import Output, Status
 from skillnb.jupyter.status import banner_sections, render_html, render_text
 
 if TYPE_CHECKING:
-    from skillnb.core.records import GateReport
+    from skillnb.core.records import Fact, GateReport
     from skillnb.errors import GateBlocked
     from skillnb.service.gates import StepOutcome
     from skillnb.service.steps import FormalizeOutcome
 
-__all__ = ["blocked", "formalized", "gated", "resumed", "workflow_bound"]
+__all__ = ["blocked", "formalized", "gated", "kept", "resumed", "workflow_bound"]
 
 _PREVIEW = 200
 
@@ -44,6 +44,17 @@ def formalized(
         return Output("restore", "restored", f"↺ {fact.key} v{fact.version}", lines, key=fact.key)
     status: Status = "ok" if fact.restorable and not notes else "warning"
     return Output("formalize", status, f"📌 {fact.key} v{fact.version}", lines, key=fact.key)
+
+
+def kept(facts: Sequence[Fact]) -> Output:
+    """``📌 kept budget v1, brief v1`` after ``%%formalize --auto`` (or nothing to keep)."""
+    if not facts:
+        return Output(
+            "formalize", "ok", "nothing to keep", ["no name the cell produced scored 0.5"]
+        )
+    badge = "📌 kept " + ", ".join(f"{f.key} v{f.version}" for f in facts)
+    lines = [f"{f.key}: {f.kind} = {_clip(f.preview)}" for f in facts]
+    return Output("formalize", "ok", badge, lines)
 
 
 def _gate_lines(report: GateReport | None, verbose: bool) -> list[str]:

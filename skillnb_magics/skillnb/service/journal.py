@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
 from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState
 from skillnb.core.state import MalformedEvent, apply
@@ -81,9 +82,13 @@ class RunJournal:
         env: Mapping[str, str],
         memory: SkillMemory | bool | None = None,
         blob_threshold: int | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
         self.env = dict(env)
+        self.limits = limits or Limits.from_env(self.env)
+        """How much the run keeps live before archiving old versions, and when it warns."""
+        self._warned: set[str] = set()
         self.clock: Clock = clock or now
         self.user = user or default_user(self.env)
         self.workflow: Workflow | None = None
@@ -184,10 +189,30 @@ class RunJournal:
                 return []
             events = self.store.append(drafts, expected_version=self.state.version, sync=sync)
             self._fold(events)
-            if self._tail > _COMPACT_AFTER + len(self.state.facts):
+            compact, due = self._capacity()
+            if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
                 self.compact_locked()
+        self._warn(due)
         self._notify(events)
         return events
+
+    def _capacity(self) -> tuple[bool, dict[str, str]]:
+        """Whether the live journal is past the byte cap, and the warnings due (lock held)."""
+        live = getattr(self.store, "live_bytes", None)
+        snap = getattr(self.store, "snapshot_bytes", None)
+        usage = Usage(
+            facts=len(self.state.facts),
+            live_bytes=live() if callable(live) else None,
+            snapshot_bytes=snap() if callable(snap) else 0,
+        )
+        return assess(usage, self.limits)
+
+    def _warn(self, due: Mapping[str, str]) -> None:
+        """Warn once per limit (:class:`~skillnb.core.capacity.CapacityWarning`)."""
+        for limit, message in due.items():
+            if limit not in self._warned:
+                self._warned.add(limit)
+                warnings.warn(message, CapacityWarning, stacklevel=5)
 
     def _notify(self, events: list[Event]) -> None:
         for listener in list(self._listeners):

@@ -9,6 +9,8 @@ number, so no event is yielded twice.
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Iterator
 
 from skillnb.core.records import Event
@@ -31,6 +33,11 @@ def read_segment(segment: Segment) -> list[Event]:
     data = read_or_none(segment.path)
     if data is None:
         raise FileNotFoundError(segment.path)
+    if segment.packed:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise StoreCorrupted(segment.path, f"packed segment is damaged: {exc}") from None
     found = scan(data, path=segment.path, next_seq=segment.first)
     if found.tail or not found.events or found.events[-1].seq != segment.last:
         last = found.events[-1].seq if found.events else segment.first - 1

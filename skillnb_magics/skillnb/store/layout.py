@@ -7,7 +7,8 @@
         snapshot.json        compacted RunState
         compaction.json      present only while a compaction is in progress (or was cut short)
         lock                 inter-process writer lock (flock)
-        segments/            archived journal lines, <first>-<last>.jsonl, zero-padded
+        segments/            archived journal lines, <first>-<last>.jsonl, zero-padded;
+                             <first>-<last>.jsonl.gz once packed (see skillnb.store.packing)
         blobs/               content-addressed values, named by their sha256 hex digest
 
 Nothing in a sidecar may be a symlink: :meth:`SidecarLayout.check_root` checks the folder (and
@@ -28,7 +29,7 @@ from skillnb.store.durable import check_dir
 
 __all__ = ["Segment", "SidecarLayout", "sidecar_dir_for"]
 
-_SEGMENT_NAME = re.compile(r"^(\d{12})-(\d{12})\.jsonl$")
+_SEGMENT_NAME = re.compile(r"^(\d{12})-(\d{12})\.jsonl(\.gz)?$")
 
 
 def sidecar_dir_for(notebook: Path) -> Path:
@@ -46,6 +47,11 @@ class Segment(NamedTuple):
     """Sequence number of its last event."""
     path: Path
     """The file."""
+
+    @property
+    def packed(self) -> bool:
+        """True for a gzip-compressed segment (written by packing, never appended to)."""
+        return self.path.name.endswith(".gz")
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,10 @@ class SidecarLayout:
     def segment(self, first: int, last: int) -> Path:
         """Return the path of the segment holding events ``first`` to ``last``."""
         return self.segments / f"{first:012d}-{last:012d}.jsonl"
+
+    def packed_segment(self, first: int, last: int) -> Path:
+        """Return the path of the packed (gzip) segment holding events ``first`` to ``last``."""
+        return self.segments / f"{first:012d}-{last:012d}.jsonl.gz"
 
     def list_segments(self) -> list[Segment]:
         """List the archived segments by first sequence number (other files are ignored).

@@ -57,6 +57,7 @@ from skillnb.store.durable import (
 from skillnb.store.history import read_history
 from skillnb.store.journal import encode_events, encode_header
 from skillnb.store.layout import SidecarLayout, sidecar_dir_for
+from skillnb.store.packing import pack_segments
 from skillnb.store.protocol import Loaded
 from skillnb.store.snapshot import encode_snapshot, read_snapshot
 from skillnb.store.tail import JournalTail
@@ -280,6 +281,31 @@ class SidecarStore:
         """
         self._check_open()
         return read_history(self._layout)
+
+    def live_bytes(self) -> int:
+        """Bytes of committed lines in the live journal (what compaction would archive)."""
+        with self._mutex:
+            self._check_open()
+            self._tail.refresh()
+            return self._tail.end
+
+    def snapshot_bytes(self) -> int:
+        """Size of the snapshot file (0 when there is none yet)."""
+        try:
+            return self._layout.snapshot.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def pack(self) -> int:
+        """Pack the archived segments into one gzip segment (see :mod:`skillnb.store.packing`).
+
+        Returns:
+            How many segment files the packed one replaced (0 when there was nothing to do).
+
+        """
+        with self.lock():
+            sweep_temp_files(self._layout.segments)
+            return pack_segments(self._layout)
 
     def put_blob(self, data: bytes) -> str:
         """Store ``data`` under its content hash and return ``sha256:<hex>``."""

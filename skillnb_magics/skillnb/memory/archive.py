@@ -1,0 +1,191 @@
+"""Archiving a finished run into its skill's long-term memory, and recalling from it.
+
+Service layer: it works on a :class:`~skillnb.run.Run` through its public members and imports
+nothing from Jupyter. :func:`archive_run`:
+
+1. refuses a run that is not finished (its state still has triggers) unless forced;
+2. writes the run's final facts, summary and key events to
+   ``$SKILLNB_HOME/archive/<skill>/<run_id>.json`` (``0o600``, atomic);
+3. files its recall items (:func:`~skillnb.memory.run_items.recall_items`) into the skill's
+   index (:class:`~skillnb.memory.recall.RecallIndex`);
+4. records an ``archived`` milestone, compacts the run and packs its segments into one gzip
+   segment, so the live sidecar is a snapshot, an empty journal and one compressed file of
+   history (still read by ``run.history()`` and ``fact_history``).
+
+Archiving again files the run again (its items are replaced, not doubled).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillnb.errors import SkillnbError
+from skillnb.memory.home import default_home
+from skillnb.memory.recall import Recalled, RecallIndex
+from skillnb.memory.run_items import recall_items
+from skillnb.store import durable
+
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = ["ArchiveReport", "archive_run", "default_query", "recall_for"]
+
+ARCHIVE_VERSION = 1
+_SUMMARY_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class ArchiveReport:
+    """What :func:`archive_run` did."""
+
+    run_id: str
+    """The archived run."""
+    skill: str
+    """The skill whose archive received it."""
+    items: int
+    """How many recall items were filed."""
+    record: Path
+    """The archive record (final facts, summary, key events)."""
+    index: Path
+    """The skill's recall index."""
+    sidecar_bytes: tuple[int, int]
+    """Size of the run's folder before and after (0, 0 for a store without files)."""
+
+
+def _skill(run: Run) -> str:
+    if run.workflow is None:
+        raise SkillnbError(
+            f"run {run.id} has no workflow, so no skill to archive it under: bind one first"
+        )
+    return run.workflow.skill
+
+
+def _folder_bytes(run: Run) -> int:
+    path = getattr(run.store, "path", None)
+    if not isinstance(path, Path) or not path.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _check_finished(run: Run, force: bool) -> None:
+    workflow = run.workflow
+    triggers = workflow.triggers_from(run.state) if workflow is not None else []
+    if triggers and not force:
+        raise SkillnbError(
+            f"run {run.id} is in state {run.state!r}, which still has triggers "
+            f"({', '.join(triggers)}): finish it first, or archive it anyway with force=True "
+            "(skillnb archive --force)"
+        )
+
+
+def _record(run: Run, summary: str, events: list[str], archived_at: str) -> dict[str, Any]:
+    facts = {}
+    for key, fact in run.facts.items():
+        value = fact.value if fact.restorable else fact.preview
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            value = fact.preview
+        facts[key] = {
+            "kind": fact.kind,
+            "version": fact.version,
+            "at": fact.at.isoformat(timespec="seconds"),
+            "note": fact.note,
+            "value": value,
+        }
+    workflow = run.workflow
+    return {
+        "v": ARCHIVE_VERSION,
+        "run_id": run.id,
+        "workflow": workflow.name if workflow is not None else None,
+        "state": run.state,
+        "version": run.version,
+        "archived_at": archived_at,
+        "facts": facts,
+        "summary": summary,
+        "events": events,
+    }
+
+
+def archive_run(
+    run: Run,
+    *,
+    force: bool = False,
+    root: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> ArchiveReport:
+    """Archive ``run`` into its skill's long-term memory and leave its sidecar small.
+
+    Raises:
+        SkillnbError: the run has no workflow, or is not finished and ``force`` is false.
+
+    """
+    skill = _skill(run)
+    _check_finished(run, force)
+    before = _folder_bytes(run)
+    archived_at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    summary = run.summary(max_chars=_SUMMARY_CHARS)
+    items = recall_items(run.store.history(), run.facts, summary, final_state=run.state)
+    events = [i.text for i in items if i.kind == "event"]
+    record = _record(run, summary, events, archived_at)
+    home = root if root is not None else default_home(env)
+    folder = home / "archive" / skill
+    durable.ensure_private_dir(folder.parent)
+    durable.ensure_private_dir(folder)
+    path = folder / f"{run.id}.json"
+    durable.atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1).encode())
+    index = RecallIndex(skill, root=home)
+    workflow = run.workflow.name if run.workflow is not None else None
+    filed = index.file_run(
+        run.id, items, archived_at=archived_at, workflow=workflow, final_state=run.state
+    )
+    run.milestone("archived")
+    run.compact()
+    pack = getattr(run.store, "pack", None)
+    if callable(pack):
+        pack()
+    return ArchiveReport(run.id, skill, filed, path, index.path, (before, _folder_bytes(run)))
+
+
+def default_query(run: Run) -> str:
+    """What a run would ask its skill's memory: its state, workflow and decisions."""
+    parts = [run.state or "", run.workflow.name if run.workflow is not None else ""]
+    for key, fact in sorted(run.facts.items()):
+        parts.append(key.replace("_", " "))
+        if fact.kind in ("decision", "constraint") and isinstance(fact.value, str | int | float):
+            parts.append(str(fact.value))
+    return " ".join(p for p in parts if p)
+
+
+def recall_for(
+    run: Run,
+    query: str | None = None,
+    k: int = 5,
+    *,
+    state: str | None = None,
+    root: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[Recalled]:
+    """Recall from ``run``'s skill: items of its archived runs, preferring ``run``'s state.
+
+    Args:
+        run: the asking run (its workflow names the skill).
+        query: what to look for (default :func:`default_query`).
+        k: how many items at most.
+        state: the state to prefer (default the run's current state).
+        root: the SKILL.nb home instead of ``$SKILLNB_HOME``.
+        env: the environment consulted for ``SKILLNB_HOME``.
+
+    Raises:
+        SkillnbError: the run has no workflow.
+
+    """
+    index = RecallIndex(_skill(run), root=root, env=env)
+    text = query if query is not None else default_query(run)
+    return index.recall(text, k, state=state if state is not None else run.state)
