@@ -10,7 +10,13 @@ a dumped :class:`~skillnb.core.records.Fact` (about 370 bytes as a journal line)
 * ``raw``: ``os.write`` + ``os.fsync`` of the same line on an ``O_APPEND`` file (the floor);
 * ``sidecar``: :class:`skillnb.store.SidecarStore` (lock, CAS check, checksum, write, fsync);
 * ``naive JSON``: rewrite one JSON file of all facts each write (temp file, fsync, rename);
-* ``sqlite WAL``: ``sqlite3`` in WAL mode, ``synchronous=FULL``, one insert per transaction.
+* ``sqlite WAL``: ``sqlite3`` in WAL mode, ``synchronous=FULL``, one insert per transaction;
+* ``run.formalize``: the whole durable path of :meth:`skillnb.run.Run.formalize` (encode,
+  lock, catch up, append, fsync, fold) over a sidecar.
+
+Batches: the cost per item of ``run.items`` (marking one item done and claiming the next is
+one append), and items per second for 1, 2 and 4 processes consuming one batch of 400
+items whose body sleeps 5 ms (the goal: 4 consumers at least 3 times one).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import json
 import os
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from skillnb.core.records import Event, EventDraft, Fact, RunState
+from skillnb.run import open_run
 from skillnb.store import SidecarStore
 from skillnb.store.journal import encode_events
 from skillnb.store.snapshot import read_snapshot
@@ -176,6 +184,85 @@ def bench_sqlite(folder: Path, raw: Raw) -> tuple[Point, Point]:
     return small, big
 
 
+def bench_formalize(folder: Path, raw: Raw) -> tuple[Point, Point]:
+    """``run.formalize`` end to end, at the 10th and at the 10,000th fact."""
+    run = open_run(state_dir=folder / "run", memory=False)
+    value = {"score": 1, "label": "item"}
+
+    def write(n: int) -> None:
+        run.formalize(f"k{n % BIG}", value)
+
+    for n in range(10):
+        write(n)
+    small = paired(write, raw, 10, WRITES)
+    head = run.version
+    while head < BIG:
+        batch = min(1000, BIG - head)
+        run.store.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
+        head += batch
+    run.refresh()
+    big = paired(write, raw, head, WRITES)
+    run.close()
+    return small, big
+
+
+def bench_batch_items(folder: Path, raw: Raw) -> Point:
+    """One ``run.items`` step (item done + next claimed, one append) against a raw write."""
+    run = open_run(state_dir=folder / "batch", memory=False)
+    items = iter(run.items("tickets", [f"t{i:05}" for i in range(WRITES + 20)]))
+    for _ in range(10):
+        next(items)
+    point = paired(lambda _n: next(items), raw, 0, WRITES)
+    run.close()
+    return point
+
+
+CONSUMER = r"""
+import os, sys, time
+import skillnb
+state, go, items = sys.argv[1], sys.argv[2], [f"t{i:03}" for i in range(int(sys.argv[3]))]
+run = skillnb.open_run(state_dir=state, memory=False)
+open(f"{go}.ready.{os.getpid()}", "w").close()
+while not os.path.exists(go):
+    time.sleep(0.001)
+done = 0
+for _ in run.items("tickets", items):
+    time.sleep(0.005)
+    done += 1
+print(done, time.time())
+"""
+
+
+def bench_consumers(folder: Path, items: int = 400) -> dict[int, float]:
+    """Items per second for 1, 2 and 4 processes consuming one batch of 5 ms items.
+
+    The clock starts when every process has imported and opened the run, and stops when
+    the last one has finished.
+    """
+    rates = {}
+    for n in (1, 2, 4):
+        state, go = folder / f"consumers{n}", folder / f"go{n}"
+        with open_run(state_dir=state, memory=False) as run:
+            run.formalize("ready", True)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", CONSUMER, str(state), str(go), str(items)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(n)
+        ]
+        while len(list(folder.glob(f"go{n}.ready.*"))) < n:
+            time.sleep(0.01)
+        start = time.time()
+        go.touch()
+        results = [p.communicate()[0].split() for p in procs]
+        done = sum(int(count) for count, _ in results)
+        rates[n] = items / (max(float(end) for _, end in results) - start)
+        assert done == items, (n, done)
+    return rates
+
+
 def bench_load(folder: Path) -> dict[str, float]:
     """Open and load a run of EVENTS events over BIG facts, compacted and not."""
     store = SidecarStore(folder / "big")
@@ -225,7 +312,10 @@ def main() -> int:
             "sidecar": bench_sidecar(folder, raw),
             "naive JSON": bench_naive(folder, raw),
             "sqlite WAL": bench_sqlite(folder, raw),
+            "run.formalize": bench_formalize(folder, raw),
         }
+        item = bench_batch_items(folder, raw)
+        consumers = bench_consumers(folder)
         load = bench_load(folder)
     print(
         f"fact write: one {len(line)}-byte event; medians in microseconds of {WRITES} writes "
@@ -252,6 +342,14 @@ def main() -> int:
         "\ngrowth: (x raw @10,000) / (x raw @10), how much slower the 10,000th write is than the "
         "10th once disk drift is taken out; CPU: process CPU time per write"
     )
+    print(
+        f"\nbatch item (done + next claim, one append): {item.store:.0f} us, "
+        f"raw {item.raw:.0f} us, x raw {item.store / item.raw:.2f}, CPU {item.store_cpu:.0f} us"
+    )
+    print("consumers of one 400-item batch, 5 ms per item:")
+    for n, rate in consumers.items():
+        label = f"{n} process{'es' if n > 1 else ''}"
+        print(f"  {label:<12}{rate:>7.0f} items/s  ({rate / consumers[1]:.2f}x one)")
     print()
     for label, value in load.items():
         unit = "" if "KB" in label else " ms"

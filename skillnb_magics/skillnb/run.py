@@ -35,6 +35,7 @@ from skillnb.core.workflow import Workflow
 from skillnb.errors import SkillnbError, WorkflowError
 from skillnb.service.approvals import Approvals
 from skillnb.service.batches import ProgressFactory, iterate
+from skillnb.service.claims import Claims, lease_from_env
 from skillnb.service.facts import write_fact
 from skillnb.service.followups import FollowUps
 from skillnb.service.gates import Gates, StepOutcome
@@ -64,7 +65,8 @@ class Run:
 
     Attributes:
         journal: the journal core every part of the run shares (state, refresh, commit).
-        steps: the durable-step lifecycle (start, fail, uncertain, clear).
+        claims: who runs which step or batch item (claims, leases, heartbeats).
+        steps: the durable-step lifecycle (claim, run, fail, uncertain, clear).
         gates: gate evaluation, gated steps and transitions.
         approvals: approval requests and decisions.
         notebook: the notebook the run belongs to, when opened from one.
@@ -85,18 +87,21 @@ class Run:
         notebook: Path | None = None,
         profile: str | None = None,
         limits: Limits | None = None,
+        lease: float | None = None,
     ) -> None:
         self.notebook = notebook
+        settings = os.environ if env is None else env
         self.journal = RunJournal(
             store,
             clock=clock,
             user=user,
-            env=os.environ if env is None else env,
+            env=settings,
             memory=memory,
             blob_threshold=blob_threshold,
             limits=limits,
         )
-        self.steps = Steps(self.journal)
+        self.claims = Claims(self.journal, lease_from_env(settings, lease))
+        self.steps = Steps(self.journal, self.claims)
         self.gates = Gates(self.journal, self.steps)
         self.approvals = Approvals(self.journal)
         self.progress_factory: ProgressFactory | None = None
@@ -206,8 +211,8 @@ class Run:
     # -- reading -------------------------------------------------------------------------
     @property
     def id(self) -> str:
-        """The run's id."""
-        return self.journal.state.run_id
+        """The run's id (a new run records it with its first write)."""
+        return self.journal.run_id
 
     @property
     def state(self) -> str | None:
@@ -283,7 +288,7 @@ class Run:
         """Compute fact ``key`` as a durable step, or restore it when its source is unchanged.
 
         See :func:`skillnb.service.steps.formalize_step` for ``options`` (``source_hash``,
-        ``cell_id``, ``kind``, ``note``, ``force``, ``idempotent``, ``extract``).
+        ``cell_id``, ``kind``, ``note``, ``force``, ``idempotent``, ``extract``, ``wait``).
         """
         return formalize_step(self.steps, key, compute, **options)
 
@@ -404,9 +409,13 @@ class Run:
     def fire(self, trigger: str) -> Event:
         """Fire ``trigger``: evaluate its gates, run its action (called with this run), move.
 
+        The action runs only after the step is claimed, in the append that consumes its
+        approvals: one approval runs the action at most once, whatever the processes.
+
         Raises:
             TransitionNotAllowed: no transition ``trigger`` from the current state.
             GateBlocked: a blocking gate failed (its report is recorded).
+            StepInProgress: another live process is running this transition's action.
             UncertainStep: the action started earlier and never finished.
 
         """
@@ -424,8 +433,14 @@ class Run:
         idempotent: bool = False,
         on_block: Literal["raise", "skip"] = "raise",
         skip_done: bool = False,
+        wait: float = 0.0,
     ) -> StepOutcome:
-        """Run ``body`` as a durable step once its gates pass (see :meth:`Gates.run_gated`)."""
+        """Run ``body`` as a durable step once its gates pass (see :meth:`Gates.run_gated`).
+
+        Raises:
+            StepInProgress: another live process runs this step (after ``wait`` seconds).
+
+        """
         return self.gates.run_gated(
             trigger,
             body,
@@ -437,6 +452,7 @@ class Run:
             idempotent=idempotent,
             on_block=on_block,
             skip_done=skip_done,
+            wait=wait,
         )
 
     def pending(self) -> list[Approval]:
@@ -506,15 +522,18 @@ class Run:
         key: Callable[[T], str] | None = None,
         limit: int | None = None,
     ) -> Iterator[T]:
-        """Yield the items of ``batch`` that are not done yet, across sessions.
+        """Yield the items of ``batch`` that are not done yet, across sessions and processes.
 
-        An item is marked done (durably) when the loop asks for the next one or ends normally.
-        An item whose loop body raised, was left by ``break``, or was in flight when the
-        process died stays not done and is yielded again next time. ``limit`` ends the loop
-        normally after that many items (a day's share), so the last one is marked done too.
+        Each item is claimed for this process before it is yielded and marked done (durably)
+        when the loop asks for the next one or ends normally. Several processes may run this
+        loop over one batch: each skips the items another live process holds. An item whose
+        loop body raised or was left by ``break`` stays not done and is released; one in
+        flight when the process died is offered again once its owner is seen dead (or its
+        lease expired): at-least-once execution, exactly-once completion. ``limit`` ends the
+        loop normally after that many items (a day's share), so the last one is done too.
         """
         return iterate(
-            self.journal, batch, items, key=key, limit=limit, progress=self.progress_factory
+            self.claims, batch, items, key=key, limit=limit, progress=self.progress_factory
         )
 
     # -- views ---------------------------------------------------------------------------
@@ -547,6 +566,16 @@ class Run:
             recalled=recalled,
         )
 
+    def close(self) -> None:
+        """Release the run's files and locks (idempotent); the run may not be used after."""
+        self.journal.close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def _recalled_lines(self, recall: str | bool, stable: bool) -> list[str]:
         if self.workflow is None:
             return []
@@ -560,7 +589,7 @@ class Run:
 
     def __repr__(self) -> str:
         state = self.journal.state
-        return f"<Run {state.run_id} state={state.state!r} v{state.version}>"
+        return f"<Run {self.id} state={state.state!r} v{state.version}>"
 
 
 def sidecar_exists(notebook: str | Path) -> bool:
@@ -582,6 +611,7 @@ def open_run(
     blob_threshold: int | None = None,
     profile: str | None = None,
     limits: Limits | None = None,
+    lease: float | None = None,
 ) -> Run:
     """Open (or create) the run of ``notebook``, of ``state_dir``, or over ``store``.
 
@@ -599,6 +629,8 @@ def open_run(
         profile: the run profile (``$SKILLNB_PROFILE``, else ``default``); gates whose
             ``bypass_in`` names it are not evaluated, and each bypass is recorded.
         limits: per-run limits (default from ``SKILLNB_MAX_FACTS`` / ``SKILLNB_MAX_BYTES``).
+        lease: seconds a claim binds processes on other hosts unless renewed (default:
+            ``$SKILLNB_LEASE_SECONDS`` or 60).
 
     Raises:
         WorkflowError: the workflow does not declare ``profile`` in its ``profiles:``.
@@ -625,4 +657,5 @@ def open_run(
         notebook=nb_path,
         profile=profile,
         limits=limits,
+        lease=lease,
     )

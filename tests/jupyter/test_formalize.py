@@ -179,8 +179,7 @@ def test_a_crash_mid_cell_is_uncertain_until_cleared(ip: RaisingShell) -> None:
     from skillnb.core.records import EventDraft
 
     run = current_run(ip)
-    at = run.snapshot.created_at
-    assert at is not None
+    at = run.journal.clock()
     run.append_events([EventDraft(type="step.started", at=at, data={"key": "formalize:x"})])
     with pytest.raises(UncertainStep) as caught:
         cell(ip, "%%formalize x\n1\n")

@@ -24,6 +24,8 @@ def test_set_aside_and_restore_keep_the_run(tmp_path: Path) -> None:
     fresh = open_run(state_dir=folder, memory=False)
     assert fresh.id != run.id
     assert fresh.fact("x") is None
+    assert not folder.exists()  # opening created nothing
+    fresh.formalize("y", 2)  # the first write creates the run
     fresh.store.close()
 
     with pytest.raises(SkillnbError, match="holds another run"):

@@ -97,6 +97,7 @@ class FakeRun:
     version: int = 3
     pending: list[str] = field(default_factory=lambda: ["sign_off"])
     calls: list[tuple[Any, ...]] = field(default_factory=list)
+    closes: int = 0
 
     def describe(self) -> dict[str, Any]:
         return {"v": 1, "version": self.version, "pending": list(self.pending)}
@@ -123,6 +124,9 @@ class FakeRun:
         self.version += 1
         self.calls.append(("milestone", name))
         return Event(seq=self.version, type="milestone.recorded", at=NOW, data={"name": name})
+
+    def close(self) -> None:
+        self.closes += 1
 
 
 @dataclass
@@ -176,8 +180,11 @@ def test_registry_evicts_the_least_recently_used_run(root: Path) -> None:
         for name in ("a", "b", "a", "c", "a", "b"):
             run_async(registry.version(f"{name}.ipynb"))
         assert [p.stem for p in fake.opened] == ["a", "b", "c", "b"]
+        closes = [fake.runs[root / f"{n}.ipynb"].closes for n in "abc"]
+        assert closes == [0, 1, 1]  # b, then c, dropped from the cache: closed
     finally:
         registry.close()
+    assert [fake.runs[root / f"{n}.ipynb"].closes for n in "abc"] == [1, 2, 1]
 
 
 def test_registry_refuses_a_sidecar_linked_out_of_the_root(root: Path) -> None:

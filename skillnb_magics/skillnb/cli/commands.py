@@ -40,7 +40,8 @@ def _target_name(args: argparse.Namespace) -> str:
 
 def status_command(args: argparse.Namespace) -> int:
     """Print the run at a glance (``--json``: :meth:`Run.describe`'s dictionary)."""
-    view = open_target(args).describe()
+    with open_target(args) as run:
+        view = run.describe()
     if args.json:
         _json(view)
     else:
@@ -53,19 +54,20 @@ def summary_command(args: argparse.Namespace) -> int:
     """Print the LLM-ready Markdown summary."""
     if args.max_chars < 200:
         raise UsageError("--max-chars must be at least 200")
-    emit(clean(open_target(args).summary(max_chars=args.max_chars)).rstrip("\n"))
+    with open_target(args) as run:
+        emit(clean(run.summary(max_chars=args.max_chars)).rstrip("\n"))
     return 0
 
 
 def facts_command(args: argparse.Namespace) -> int:
     """Print each fact's latest version (``--json``: with its stored value)."""
-    run = open_target(args)
-    if args.json:
-        state = run.journal.refresh()
-        _json([f.model_dump(mode="json") for f in state.facts.values()])
-    else:
-        for line in facts_lines(run.describe()):
-            emit(line)
+    with open_target(args) as run:
+        if args.json:
+            state = run.journal.refresh()
+            _json([f.model_dump(mode="json") for f in state.facts.values()])
+        else:
+            for line in facts_lines(run.describe()):
+                emit(line)
     return 0
 
 
@@ -73,6 +75,8 @@ def history_command(args: argparse.Namespace) -> int:
     """Print the ``-n`` most recent events, oldest first."""
     if args.n < 1:
         raise UsageError("-n must be at least 1")
+    with open_target(args) as run:
+        recent = run.history(args.n)
     events = [
         {
             "seq": e.seq,
@@ -81,7 +85,7 @@ def history_command(args: argparse.Namespace) -> int:
             "summary": describe_event(e),
             "data": e.data,
         }
-        for e in open_target(args).history(args.n)
+        for e in recent
     ]
     if args.json:
         _json(events)
@@ -93,9 +97,9 @@ def history_command(args: argparse.Namespace) -> int:
 
 def compact_command(args: argparse.Namespace) -> int:
     """Write a snapshot so that opening the run replays only what comes after."""
-    run = open_target(args)
-    run.compact()
-    emit(f"compacted run {run.id} at version {run.version}")
+    with open_target(args) as run:
+        run.compact()
+        emit(f"compacted run {run.id} at version {run.version}")
     return 0
 
 
@@ -110,9 +114,9 @@ def repair_command(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace, status: str) -> int:
-    run = open_target(args)
-    decide = run.approve if status == "approved" else run.reject
-    approval = decide(args.gate, by=args.by, note=args.note, request=args.request)
+    with open_target(args) as run:
+        decide = run.approve if status == "approved" else run.reject
+        approval = decide(args.gate, by=args.by, note=args.note, request=args.request)
     emit(
         f"{status} {clean(approval.gate)} (request {clean(approval.id)}) by "
         f"{clean(approval.decided_by)}"
@@ -160,14 +164,14 @@ def rebuild_command(args: argparse.Namespace) -> int:
     notebook: Path = args.notebook
     if not notebook.is_file():
         raise UsageError(f"{notebook}: no such notebook")
-    run = rebuild_run(notebook, state_dir=args.state_dir, workflow=args.workflow)
-    rebuilt = next((e for e in reversed(run.history(5)) if e.type == "run.rebuilt"), None)
-    data = rebuilt.data if rebuilt is not None else {}
-    emit(
-        f"rebuilt run {run.id} at version {run.version} in {run.store.location}: "
-        f"{data.get('replayed', 0)} events replayed, {data.get('skipped', 0)} skipped, "
-        f"{len(data.get('preview_only', []))} preview-only facts"
-    )
+    with rebuild_run(notebook, state_dir=args.state_dir, workflow=args.workflow) as run:
+        rebuilt = next((e for e in reversed(run.history(5)) if e.type == "run.rebuilt"), None)
+        data = rebuilt.data if rebuilt is not None else {}
+        emit(
+            f"rebuilt run {run.id} at version {run.version} in {run.store.location}: "
+            f"{data.get('replayed', 0)} events replayed, {data.get('skipped', 0)} skipped, "
+            f"{len(data.get('preview_only', []))} preview-only facts"
+        )
     return 0
 
 

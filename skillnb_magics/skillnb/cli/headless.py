@@ -27,6 +27,7 @@ from skillnb.cli.target import UsageError, clean, command_path
 from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.notebook_file import load_notebook
+from skillnb.service.wait import wait_seconds
 from skillnb.skillmemory import default_home
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def execute(
     *,
     timeout: float | None,
     kernel: str | None,
-    profile: str | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> Execution:
     """Run every cell of ``nb`` (an nbformat node, updated in place) in a fresh kernel.
 
@@ -117,7 +118,8 @@ def execute(
         on_cell_execute=started,
     )
     with tempfile.TemporaryFile() as kernel_log:
-        execution = _execute(client, notebook, kernel_log, timeout, profile)
+        env = kernel_env(notebook, {**os.environ, **(extra_env or {})})
+        execution = _execute(client, env, kernel_log, timeout)
         if execution.executed and execution.error is not None and current:
             execution.cell = current[-1]
         if execution.error == "kernel":
@@ -131,17 +133,13 @@ def execute(
 
 
 def _execute(
-    client: Any,
-    notebook: Path,
-    kernel_log: IO[bytes],
-    timeout: float | None,
-    profile: str | None = None,
+    client: Any, env: dict[str, str], kernel_log: IO[bytes], timeout: float | None
 ) -> Execution:
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     try:
-        client.execute(env=kernel_env(notebook, profile=profile), stderr=kernel_log)
+        client.execute(env=env, stderr=kernel_log)
     except CellExecutionError as exc:
         reason = f"{exc.ename}: {_first_line(exc.evalue)}" if exc.evalue else exc.ename
         return Execution(error=exc.ename, message=reason)
@@ -218,16 +216,25 @@ def run_command(args: argparse.Namespace) -> int:
     profile: str | None = args.profile
     _open_after(notebook, profile)  # an existing run refuses a profile its workflow lacks
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
-    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel, profile=profile)
+    extra = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else {}
+    if profile is not None:
+        extra["SKILLNB_PROFILE"] = profile
+    execution = execute(
+        nb, notebook, timeout=args.timeout, kernel=args.kernel, extra_env=extra or None
+    )
     try:
         run = _open_after(notebook, profile)
     except SkillnbError:
         if execution.executed:
             _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
         raise
-    if execution.executed:
-        _write(nb, out, run)
-    return _outcome(execution, run, command_path(notebook))
+    try:
+        if execution.executed:
+            _write(nb, out, run)
+        return _outcome(execution, run, command_path(notebook))
+    finally:
+        if run is not None:
+            run.close()
 
 
 def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -247,5 +254,11 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--profile",
         metavar="NAME",
         help="run profile (sets SKILLNB_PROFILE in the kernel; the workflow must declare it)",
+    )
+    run.add_argument(
+        "--wait",
+        type=wait_seconds,
+        metavar="SECONDS",
+        help="when another process runs a gated or formalized step, wait up to SECONDS",
     )
     run.set_defaults(handler=run_command)

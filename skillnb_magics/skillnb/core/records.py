@@ -18,6 +18,7 @@ __all__ = [
     "RECORD_VERSION",
     "Approval",
     "Batch",
+    "Claim",
     "Event",
     "EventDraft",
     "Fact",
@@ -28,6 +29,7 @@ __all__ = [
     "GateResult",
     "JsonValue",
     "Milestone",
+    "Owner",
     "RunState",
     "Step",
 ]
@@ -255,8 +257,53 @@ class Step(_Record):
     """The error message of a failed step."""
 
 
+class Owner(_Record):
+    """A process that holds a claim: where it runs and which incarnation of its pid it is."""
+
+    host: str
+    """The machine's host name."""
+    pid: int
+    """The process id on that machine."""
+    started: float
+    """The process's start time (seconds since the epoch): a recycled pid has another one."""
+    session: str | None = None
+    """The kernel or session id, when known (for people reading the claim)."""
+
+    @property
+    def id(self) -> str:
+        """``host:pid:start-time``, the form :attr:`Step.owner` records."""
+        return f"{self.host}:{self.pid}:{self.started:.2f}"
+
+    def describe(self) -> str:
+        """The owner for a message: its id, plus the session when known."""
+        return f"{self.id} ({self.session})" if self.session else self.id
+
+
+class Claim(_Record):
+    """A step or batch item that a process is working on (see :mod:`skillnb.core.claims`).
+
+    A claim is taken under the run's lock before the body runs, and released by the step's
+    commit or failure, the item's completion, or explicitly. While its owner lives (same
+    host) or its lease has not expired (another host), no other process runs that body.
+    """
+
+    v: int = RECORD_VERSION
+    key: str
+    """What is claimed: ``step:<step key>`` or ``item:["<batch>","<item>"]``."""
+    owner: Owner
+    """Who holds it."""
+    since: datetime
+    """When it was taken."""
+    until: datetime
+    """When its lease expires unless renewed (what other hosts go by)."""
+
+
 class Batch(_Record):
-    """A named set of items processed exactly once each across sessions."""
+    """A named set of items, each completed once across sessions and processes.
+
+    Execution is at least once (an item in flight when its process dies is offered again);
+    completion is exactly once (an item is marked done once).
+    """
 
     v: int = RECORD_VERSION
     name: str
@@ -347,5 +394,7 @@ class RunState(_Record):
     """The last recorded gate report per trigger or gated cell."""
     milestones: list[Milestone] = Field(default_factory=list)
     """Named checkpoints, oldest first."""
+    claims: dict[str, Claim] = Field(default_factory=dict)
+    """Steps and batch items held by a process, by claim key."""
     last_operation: str | None = None
     """A one-line description of the last event."""

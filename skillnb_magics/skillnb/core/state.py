@@ -22,7 +22,8 @@ type                        data
                             without this gate; changes nothing, kept for the audit trail)
 ``followup.opened``         ``follow_up`` (a :class:`FollowUp` dump)
 ``followup.resolved``       ``id``, ``by``, ``note``
-``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``, ``owner``
+``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``, ``owner``,
+                            ``claim`` (a :class:`Claim` dump, when the step was claimed)
 ``step.committed``          ``key``
 ``step.failed``             ``key``, ``error``
 ``step.cleared``            ``key``, ``by``
@@ -30,7 +31,13 @@ type                        data
 ``batch.item_done``         ``batch``, ``item``
 ``keyids.set``              ``ids`` (merged into ``key_ids``)
 ``milestone.recorded``      ``name``, ``state``, ``facts`` (key -> version)
+``claim.taken``             ``claim`` (a :class:`Claim` dump)
+``claim.renewed``           ``key``, ``owner`` (the owner's id), ``until``
+``claim.released``          ``key``
 ==========================  =================================================================
+
+A step's ``step.committed``, ``step.failed`` and ``step.cleared`` also release its claim, and
+``batch.item_done`` the item's (see :mod:`skillnb.core.claims`).
 
 Unknown types are kept in the journal and ignored here, so an older reader can replay a
 journal that a newer writer extended with new kinds of events. ``run.rebuilt`` (a run rebuilt
@@ -45,9 +52,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skillnb.core.claims import item_claim_key, step_claim_key
 from skillnb.core.records import (
     Approval,
     Batch,
+    Claim,
     Event,
     Fact,
     Firing,
@@ -149,6 +158,9 @@ def _started(state: RunState, e: Event) -> None:
         owner=d.get("owner"),
         started_seq=e.seq,
     )
+    if d.get("claim") is not None:
+        claim = Claim.model_validate(d["claim"])
+        state.claims[claim.key] = claim
 
 
 def _step_end(status: str) -> Callable[[RunState, Event], None]:
@@ -158,6 +170,7 @@ def _step_end(status: str) -> Callable[[RunState, Event], None]:
             step = Step(key=str(e.data["key"]), started_seq=e.seq)
             state.steps[step.key] = step
         step.status = status  # type: ignore[assignment]  # one of the Step literals
+        state.claims.pop(step_claim_key(step.key), None)
         if status == "committed":
             step.committed_seq = e.seq
             step.error = None
@@ -180,6 +193,7 @@ def _item_done(state: RunState, e: Event) -> None:
     if item not in batch.items:
         batch.items.append(item)
     batch.done.append(item)
+    state.claims.pop(item_claim_key(name, item), None)
 
 
 def _keyids(state: RunState, e: Event) -> None:
@@ -194,6 +208,23 @@ def _milestone(state: RunState, e: Event) -> None:
     state.milestones.append(
         Milestone(name=str(d["name"]), seq=e.seq, state=d.get("state"), facts=d["facts"], at=e.at)
     )
+
+
+def _claimed(state: RunState, e: Event) -> None:
+    claim = Claim.model_validate(e.data["claim"])
+    state.claims[claim.key] = claim
+
+
+def _renewed(state: RunState, e: Event) -> None:
+    claim = state.claims.get(str(e.data["key"]))
+    if claim is None or claim.owner.id != e.data["owner"]:
+        return  # released or taken over meanwhile: the renewal came too late
+    renewed = Claim.model_validate({**claim.model_dump(), "until": e.data["until"]})
+    state.claims[claim.key] = renewed
+
+
+def _released(state: RunState, e: Event) -> None:
+    state.claims.pop(str(e.data["key"]), None)
 
 
 _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
@@ -216,6 +247,9 @@ _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
     "batch.item_done": _item_done,
     "keyids.set": _keyids,
     "milestone.recorded": _milestone,
+    "claim.taken": _claimed,
+    "claim.renewed": _renewed,
+    "claim.released": _released,
 }
 
 
@@ -298,6 +332,9 @@ _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{d.get('skipped')} skipped)"
     ),
     "store.lost": lambda d: "an event lost to damage (kept as a placeholder by repair)",
+    "claim.taken": lambda d: f"claimed {d['claim'].get('key')}",
+    "claim.renewed": lambda d: f"claim on {d.get('key')} renewed",
+    "claim.released": lambda d: f"claim on {d.get('key')} released",
 }
 
 

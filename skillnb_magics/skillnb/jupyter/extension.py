@@ -19,7 +19,7 @@ from skillnb.jupyter.config import SkillNB
 from skillnb.jupyter.magics import SkillnbMagics
 from skillnb.jupyter.session import NotebookSession
 from skillnb.jupyter.suggest_magics import SuggestMagics
-from skillnb.jupyter.suggestions import CellSuggestions
+from skillnb.jupyter.suggestions import CellSuggestions, current_suggestions
 
 if TYPE_CHECKING:
     from skillnb.run import Run
@@ -88,12 +88,6 @@ def load_ipython_extension(shell: Any) -> None:
     output = startup_output(session)
     if output is not None:
         session.show(output)
-
-
-def current_suggestions(shell: Any) -> CellSuggestions | None:
-    """The cell watcher of ``shell`` (what ``%formalize NAME`` keeps), or ``None``."""
-    magics = shell.magics_manager.registry.get(SuggestMagics.__name__)
-    return magics.watcher if isinstance(magics, SuggestMagics) else None
 
 
 def _unload_suggestions(shell: Any) -> None:

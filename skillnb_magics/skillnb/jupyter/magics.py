@@ -9,6 +9,7 @@ the user's own cell is shown by IPython as usual, once.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,11 +20,12 @@ from IPython.core import magic_arguments as _arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 
-from skillnb.errors import GateBlocked, SkillnbError
+from skillnb.errors import GateBlocked, RunReplaced, SkillnbError
 from skillnb.jupyter import cellexec, commands, outcomes
 from skillnb.jupyter.failure import explain, shorten
 from skillnb.jupyter.mirror import cell_text
 from skillnb.jupyter.session import NotebookSession
+from skillnb.service.wait import wait_from_env, wait_seconds
 
 __all__ = ["FACT_KINDS", "SkillnbMagics", "formalize_source_hash"]
 
@@ -32,6 +34,10 @@ FACT_KINDS = ("decision", "data", "constraint", "summary", "note")
 the extension does not import the records)."""
 
 
+_WAIT_HELP = (
+    "while another process runs this step, wait up to SECONDS for it "
+    "(default: $SKILLNB_WAIT, else 0: fail with StepInProgress at once)"
+)
 _NO_EXPRESSION = (
     "%%formalize records the cell's last expression, and this cell ends with a statement: "
     "end it with an expression, or use --var NAME or --stdout"
@@ -96,6 +102,11 @@ class SkillnbMagics(Magics):
         self._shown: BaseException | None = None
 
     # -- plumbing ------------------------------------------------------------------------
+    @staticmethod
+    def _wait(given: float | None) -> float:
+        """``--wait`` when given, else the kernel's ``$SKILLNB_WAIT`` (``skillnb run --wait``)."""
+        return given if given is not None else wait_from_env(os.environ)
+
     def _execute(self, body: str, capture: str | None = None, var: str | None = None) -> Any:
         """Run ``body`` as a nested cell; remember its error, which IPython has shown."""
         try:
@@ -118,6 +129,8 @@ class SkillnbMagics(Magics):
             self.session.show_view(self.session.run)
             raise shorten(exc, [*explain(exc)[:1], "Run All stops here (see above)."]) from None
         except SkillnbError as exc:
+            if isinstance(exc, RunReplaced):
+                self.session.close_run()  # the next magic opens the run standing here now
             raise shorten(exc, explain(exc)) from None
         except BaseException as exc:
             if exc is not self._shown:
@@ -159,6 +172,7 @@ class SkillnbMagics(Magics):
     @argument("--force", action="store_true", help="run and record again even if unchanged")
     @argument("--idempotent", action="store_true", help="may re-run after a crash mid-cell")
     @argument("--note", metavar="TEXT", help="free text stored with this version")
+    @argument("--wait", metavar="SECONDS", type=wait_seconds, help=_WAIT_HELP)
     @cell_magic
     def formalize(self, line: str, cell: str) -> None:
         """Run the cell once and record its value as the next version of fact KEY.
@@ -188,6 +202,7 @@ class SkillnbMagics(Magics):
                 note=args.note,
                 force=args.force,
                 idempotent=args.idempotent,
+                wait=self._wait(args.wait),
             )
         name = args.var or args.key
         assigned = outcome.fact.restorable and self.session.assign(name, outcome.fact.value)
@@ -200,8 +215,7 @@ class SkillnbMagics(Magics):
             raise UsageError("%%formalize --auto takes no key: it keeps what the cell produced")
         if not args.auto:
             raise UsageError("the following arguments are required: key (or use --auto)")
-        from skillnb.jupyter.extension import current_suggestions
-        from skillnb.jupyter.suggestions import formalize_auto
+        from skillnb.jupyter.suggestions import current_suggestions, formalize_auto
 
         watcher = current_suggestions(self.session.shell)
         if watcher is None:
@@ -223,6 +237,7 @@ class SkillnbMagics(Magics):
         default="raise",
         help="raise: stop Run All here (default); skip: skip the body and go on",
     )
+    @argument("--wait", metavar="SECONDS", type=wait_seconds, help=_WAIT_HELP)
     @cell_magic
     def gate(self, line: str, cell: str) -> None:
         """Run the cell only when its gates pass, then fire TRIGGER; once per run.
@@ -255,6 +270,7 @@ class SkillnbMagics(Magics):
                 cell_id=self.session.cell_id,
                 on_block=args.on_block,
                 skip_done=True,
+                wait=self._wait(args.wait),
             )
         verbose = self.session.config.verbosity == "verbose"
         self.session.show(

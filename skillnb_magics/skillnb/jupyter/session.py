@@ -191,7 +191,9 @@ class NotebookSession:
         old = self.existing_run()
         if old is not None:
             self._move_aside(old.id)
-        return self.run
+        run = self.run
+        run.journal.create()  # asked for by name: recorded now, not at its first write
+        return run
 
     def switch_to(self, run_id: str) -> Run:
         """Make run ``run_id`` (current, or moved aside by ``new-run``) the current one.
@@ -271,13 +273,16 @@ class NotebookSession:
 
         folder = self.folder()
         self.close_run()
-        set_aside(folder, run_id)
+        if self.run_exists():  # a run opened but never written holds no folder to move
+            set_aside(folder, run_id)
 
     def close_run(self) -> None:
-        """Forget the open run (the next use opens it again, from wherever settings point)."""
+        """Close the open run (the next use opens it again, from wherever settings point)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._unsubscribe = None
+        if self._run is not None:
+            self._run.close()
         self._run = None
         self._events.clear()
         self._dirty = False

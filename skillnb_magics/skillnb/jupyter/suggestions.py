@@ -203,3 +203,13 @@ def formalize_auto(
     found = watcher.rank(cell, produced) if produced else []
     kept = [watcher.keep_value(s.name, produced[s.name], s.kind, session.cell_id) for s in found]
     return kept
+
+
+def current_suggestions(shell: Any) -> CellSuggestions | None:
+    """The cell watcher of ``shell`` (what ``%formalize NAME`` keeps), or ``None``.
+
+    Looked up by the registered magics' class name, so this module need not import them.
+    """
+    magics = shell.magics_manager.registry.get("SuggestMagics")
+    watcher = getattr(magics, "watcher", None)
+    return watcher if isinstance(watcher, CellSuggestions) else None

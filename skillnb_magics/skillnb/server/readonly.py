@@ -49,6 +49,12 @@ class ReadOnlyStore:
         """Refuse: taking the lock is the first step of every write."""
         raise ReadOnlyRun(self.location)
 
+    def run_id(self) -> str | None:
+        """The run the wrapped store holds now, when it names it (so a replaced run shows)."""
+        named = getattr(self._store, "run_id", None)
+        found = named() if callable(named) else None
+        return found if isinstance(found, str) else None
+
     def head(self) -> int:
         """The latest committed version."""
         return self._store.head()

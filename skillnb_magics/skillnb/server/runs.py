@@ -6,7 +6,9 @@ operation on one worker thread: file I/O with ``fsync`` stays off the server's e
 and operations on one run object never overlap. It never creates a sidecar: a notebook
 without one is reported as missing. Reads (``describe``, ``version``) go through runs opened
 on a :class:`~skillnb.server.readonly.ReadOnlyStore`, so a GET cannot write anything, not even
-the lock file; only approvals and milestones open a writable run.
+the lock file; only approvals and milestones open a writable run. A run dropped from the
+cache, or whose folder now holds another run (:class:`~skillnb.errors.RunReplaced`), is
+closed; the operation is then tried once more on the run found there now.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from skillnb.errors import SkillnbError
+from skillnb.errors import RunReplaced, SkillnbError
 from skillnb.server.paths import ensure_inside, resolve_notebook
 from skillnb.server.readonly import ReadOnlyRun, ReadOnlyStore
 
@@ -56,6 +58,10 @@ class RunLike(Protocol):
 
     def milestone(self, name: str) -> Event:
         """Record a named checkpoint."""
+        ...
+
+    def close(self) -> None:
+        """Release the run's files."""
         ...
 
 
@@ -169,9 +175,10 @@ class RunRegistry:
         return await self.call(partial(self._milestone, request_path, name))
 
     def close(self) -> None:
-        """Forget the open runs and stop the worker thread."""
-        self._cache.clear()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """Close the open runs and stop the worker thread."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        while self._cache:
+            self._cache.popitem(last=False)[1].close()
 
     # -- worker-thread side ---------------------------------------------------------------
     def _run(self, request_path: str, *, write: bool = False) -> RunLike:
@@ -179,8 +186,7 @@ class RunRegistry:
         ensure_inside(self.root, self._access.sidecar_dir(notebook))
         key = (notebook, write)
         if not self._access.exists(notebook):
-            self._cache.pop((notebook, False), None)
-            self._cache.pop((notebook, True), None)
+            self._forget(notebook)
             raise NoRun(request_path)
         run = self._cache.get(key)
         if run is None:
@@ -188,32 +194,56 @@ class RunRegistry:
                 run = (self._access.open if write else self._access.read)(notebook)
             except ReadOnlyRun:  # files there, but no committed run: nothing to show
                 raise NoRun(request_path) from None
+            if not write and run.version == 0:  # files there, but nothing committed yet
+                run.close()
+                raise NoRun(request_path)
             self._cache[key] = run
             while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+                self._cache.popitem(last=False)[1].close()
         else:
             self._cache.move_to_end(key)
         return run
 
+    def _forget(self, notebook: Path) -> None:
+        for write in (False, True):
+            run = self._cache.pop((notebook, write), None)
+            if run is not None:
+                run.close()
+
+    def _with_run(
+        self, request_path: str, operation: Callable[[RunLike], T], *, write: bool = False
+    ) -> T:
+        """``operation(run)``; once more on a fresh run when the cached one was replaced."""
+        try:
+            return operation(self._run(request_path, write=write))
+        except RunReplaced:
+            notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
+            self._forget(notebook)
+            return operation(self._run(request_path, write=write))
+
     def _describe(self, request_path: str) -> dict[str, Any]:
-        return self._run(request_path).describe()
+        return self._with_run(request_path, lambda run: run.describe())
 
     def _version(self, request_path: str) -> dict[str, Any]:
         try:
-            run = self._run(request_path)
+            version = self._with_run(request_path, lambda run: run.version)
         except NoRun:
             return {"exists": False, "version": None}
-        return {"exists": True, "version": run.version}
+        return {"exists": True, "version": version}
 
     def _decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
     ) -> dict[str, Any]:
-        run = self._run(request_path, write=True)
-        decide = run.approve if verdict == "approve" else run.reject
-        approval = decide(gate, by=by, note=note)
-        return {"version": run.version, "approval": approval.model_dump(mode="json")}
+        def decide(run: RunLike) -> dict[str, Any]:
+            answer = run.approve if verdict == "approve" else run.reject
+            approval = answer(gate, by=by, note=note)
+            return {"version": run.version, "approval": approval.model_dump(mode="json")}
+
+        return self._with_run(request_path, decide, write=True)
 
     def _milestone(self, request_path: str, name: str) -> dict[str, Any]:
-        run = self._run(request_path, write=True)
-        event = run.milestone(name)
-        return {"version": run.version, "event": event.model_dump(mode="json")}
+        def record(run: RunLike) -> dict[str, Any]:
+            event = run.milestone(name)
+            return {"version": run.version, "event": event.model_dump(mode="json")}
+
+        return self._with_run(request_path, record, write=True)

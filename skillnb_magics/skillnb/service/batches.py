@@ -1,21 +1,30 @@
-"""Durable batches: each item processed exactly once across sessions (service layer).
+"""Durable batches: at-least-once execution, exactly-once completion (service layer).
 
 ``run.items("resumes", files)`` declares the items (by key), then yields those not yet done.
-An item is marked done, durably, when the loop asks for the next item or ends normally; an
-item whose body raised, was left with ``break``, or was in flight when the process died is
-yielded again by the next call.
+Before an item is yielded it is *claimed* for this process (see
+:mod:`skillnb.service.claims`); it is marked done, durably, when the loop asks for the next
+item or ends normally, in the same append that claims the next one (one fsync per item).
+
+Several processes may consume one batch at once: each skips the items another live process
+holds and offers them later if that process releases them or dies, so when nothing crashes
+each item runs once. An item whose body raised or was left with ``break`` is released; one
+in flight when its process died is offered again (to this or another process) once its
+owner is seen dead or its lease expired: at-least-once execution, exactly-once completion.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
+from skillnb.core.claims import item_claim_key
 from skillnb.core.records import EventDraft, RunState
 from skillnb.errors import SkillnbError
+from skillnb.service.claims import Claims
 from skillnb.service.journal import RunJournal
 
 __all__ = ["ProgressFactory", "ProgressSink", "item_key", "iterate"]
@@ -23,6 +32,8 @@ __all__ = ["ProgressFactory", "ProgressSink", "item_key", "iterate"]
 T = TypeVar("T")
 
 _MEMORY_EVERY_S = 2.0
+_POLL_S = 0.05
+logger = logging.getLogger(__name__)
 
 
 class ProgressSink(Protocol):
@@ -60,7 +71,7 @@ ProgressFactory = Callable[[str, int, int], ProgressSink]
 
 
 def iterate(
-    journal: RunJournal,
+    claims: Claims,
     batch: str,
     items: Iterable[T],
     *,
@@ -69,6 +80,7 @@ def iterate(
     progress: ProgressFactory | None = None,
 ) -> Iterator[T]:
     """Declare ``items`` in ``batch`` and yield the ones not yet done (see module docs)."""
+    journal = claims.journal
     pairs: list[tuple[str, T]] = []
     seen: set[str] = set()
     for item in items:
@@ -85,46 +97,131 @@ def iterate(
     if limit is not None and limit < 0:
         raise SkillnbError(f"limit must be zero or more, not {limit}")
     journal.commit(declare)
-    return _loop(journal, batch, pairs, limit, progress)
+    return _loop(claims, batch, pairs, limit, progress)
+
+
+class _Cursor:
+    """Which item of one batch this process takes next, and the claims in its way."""
+
+    def __init__(self, claims: Claims, batch: str, order: list[str]) -> None:
+        self.claims = claims
+        self.batch = batch
+        self.order = order
+        self.current: str | None = None
+        self.waiting: dict[str, str] = {}
+        """Items another live process holds, with its owner (the last time we looked)."""
+        self._done: set[str] = set()
+        self._alive: dict[str, float] = {}
+        self._seen = 0
+        self._start = 0
+
+    def _catch_up(self, state: RunState) -> None:
+        done = state.batches[self.batch].done if self.batch in state.batches else []
+        self._done.update(done[self._seen :])
+        self._seen = len(done)
+        while self._start < len(self.order) and self.order[self._start] in self._done:
+            self._start += 1
+
+    def advance(self, want_next: bool) -> str | None:
+        """Mark the current item done and claim the next free one, in one append."""
+        journal = self.claims.journal
+        chosen: list[str] = []
+
+        def make(state: RunState) -> list[EventDraft]:
+            self._catch_up(state)
+            drafts = []
+            current = self.current
+            if current is not None and current not in self._done:
+                drafts.append(journal.draft("batch.item_done", batch=self.batch, item=current))
+            if want_next:
+                k = self._pick(state, current)
+                if k is not None:
+                    chosen.append(k)
+                    drafts.append(self.claims.taken(item_claim_key(self.batch, k)))
+            return drafts
+
+        journal.commit(make)
+        self.current = chosen[0] if chosen else None
+        return self.current
+
+    def _pick(self, state: RunState, current: str | None) -> str | None:
+        held = self.claims.held_elsewhere(state, self.claims.journal.clock(), self._alive)
+        self.waiting = {}
+        for k in self.order[self._start :]:
+            if k in self._done or k == current:
+                continue
+            claim_key = item_claim_key(self.batch, k)
+            if claim_key in held:
+                self.waiting[k] = state.claims[claim_key].owner.describe()
+                continue
+            return k
+        return None
+
+    def release(self) -> None:
+        """Give the current item back (the body raised or the loop was left).
+
+        A run closed meanwhile releases nothing: its claim ends with this process.
+        """
+        if self.current is not None and not self.claims.journal.closed:
+            self.claims.release(item_claim_key(self.batch, self.current))
+            self.current = None
 
 
 def _loop(
-    journal: RunJournal,
+    claims: Claims,
     batch: str,
     pairs: list[tuple[str, T]],
     limit: int | None,
     progress: ProgressFactory | None,
 ) -> Iterator[T]:
+    journal = claims.journal
     state = journal.state
     done = set(state.batches[batch].done) if batch in state.batches else set()
-    todo = [(k, item) for k, item in pairs if k not in done][:limit]
-    bar = progress(batch, len(pairs), sum(k in done for k, _ in pairs)) if progress else None
+    items = {k: item for k, item in pairs if k not in done}
+    cursor = _Cursor(claims, batch, list(items))
+    bar = progress(batch, len(pairs), len(pairs) - len(items)) if progress else None
     finished: list[str] = []
     last_memory = time.monotonic()
+    told = False
     try:
-        for k, item in todo:
-            yield item
-            _mark_done(journal, batch, k)
-            finished.append(k)
-            if bar is not None:
-                bar.update(1)
-            if time.monotonic() - last_memory > _MEMORY_EVERY_S:
-                _remember(journal, batch, finished)
-                last_memory = time.monotonic()
+        with claims.heartbeat(lambda: [item_claim_key(batch, k) for k in [cursor.current] if k]):
+            while True:
+                previous = cursor.current
+                want = limit is None or len(finished) + (previous is not None) < limit
+                k = cursor.advance(want_next=want)
+                if previous is not None:
+                    finished.append(previous)
+                    if bar is not None:
+                        bar.update(1)
+                if cursor.waiting and not told:
+                    told = _tell_skipped(batch, cursor.waiting)
+                if k is None and want and cursor.waiting:
+                    time.sleep(_POLL_S)
+                    continue
+                if k is None:
+                    break
+                yield items[k]
+                if time.monotonic() - last_memory > _MEMORY_EVERY_S:
+                    _remember(journal, batch, finished)
+                    last_memory = time.monotonic()
     finally:
+        cursor.release()
         if bar is not None:
             bar.close()
         if finished:
             _remember(journal, batch, finished)
 
 
-def _mark_done(journal: RunJournal, batch: str, k: str) -> None:
-    def make(state: RunState) -> list[EventDraft]:
-        if batch in state.batches and k in state.batches[batch].done:
-            return []
-        return [journal.draft("batch.item_done", batch=batch, item=k)]
-
-    journal.commit(make)
+def _tell_skipped(batch: str, waiting: dict[str, str]) -> bool:
+    owners = ", ".join(sorted(set(waiting.values())))
+    logger.warning(
+        "batch %r: %d item(s) skipped for now, another process is working on them (%s); "
+        "this loop offers them again if that process releases them or dies",
+        batch,
+        len(waiting),
+        owners,
+    )
+    return True
 
 
 def _remember(journal: RunJournal, batch: str, finished: list[str]) -> None:

@@ -8,6 +8,7 @@ whose commit fires the transition and consumes the approvals it used, in one app
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,16 +37,25 @@ class StepOutcome:
 
     status: Literal["ran", "done", "blocked", "fallback"]
     """``ran``: gates passed and the body ran; ``done``: already completed in this run and
-    not run again; ``blocked``: a blocking gate failed (only with ``on_block="skip"``);
-    ``fallback``: a gate timed out with ``on_timeout: {fallback}``, the body did not run and
-    the fallback trigger fired instead (its events are :attr:`events`)."""
+    not run again; ``blocked``: a blocking gate failed (only with ``on_block="skip"``)."""
     report: GateReport | None = None
-    """The gate report (``None`` when the step was already done; for a fallback, the report
-    that timed out)."""
+    """The gate report (``None`` when the step was already done)."""
     result: Any = None
     """What the body returned."""
     events: list[Event] = field(default_factory=list)
     """The events the step committed."""
+
+
+@dataclass(frozen=True)
+class _GatedStep:
+    """What identifies one gated step while it is claimed, run and committed."""
+
+    key: str
+    trigger: str | None
+    source_hash: str | None
+    cell_id: str | None
+    idempotent: bool
+    skip_done: bool
 
 
 class Gates:
@@ -53,8 +63,6 @@ class Gates:
 
     Attributes:
         registry: where python/resource gates and actions are looked up.
-        profile: the run profile: gates whose ``bypass_in`` names it are bypassed (and each
-            bypass is recorded with the step that ran without it).
 
     """
 
@@ -63,6 +71,7 @@ class Gates:
         self.steps = steps
         self.registry = registry or default_registry
         self.profile = DEFAULT_PROFILE
+        """The run profile: gates whose ``bypass_in`` names it are bypassed (and audited)."""
 
     def _workflow(self, trigger: str) -> Workflow:
         workflow = self.journal.workflow
@@ -194,6 +203,7 @@ class Gates:
         idempotent: bool = False,
         on_block: Literal["raise", "skip"] = "raise",
         skip_done: bool = False,
+        wait: float = 0.0,
         subject: object = None,
         _falling_back: dict[str, str] | None = None,
     ) -> StepOutcome:
@@ -201,55 +211,43 @@ class Gates:
 
         With ``skip_done``, a step already committed with the same ``source_hash`` is reported
         as ``done`` and not run again, unless the workflow is back in a state where
-        ``trigger`` applies again.
-
-        When a blocking gate timed out with ``on_timeout: {fallback: OTHER}``, the body does
-        not run: the transition ``OTHER`` fires instead (its own gates and action apply; a
-        fallback does not fall back again) and the outcome's status is ``fallback``. After
-        the step commits, the corrective action of each warning gate runs as its own step,
-        called with ``subject`` (the :class:`~skillnb.run.Run`).
+        ``trigger`` applies again. The body runs only after the step is claimed, in one
+        append with the approvals it uses (so one approval runs one body, once); while
+        another live process holds the step, this one waits up to ``wait`` seconds.
 
         Raises:
             GateBlocked: a blocking gate failed and ``on_block`` is ``"raise"``.
             TransitionNotAllowed: ``trigger`` does not apply in the current state.
+            StepInProgress: another live process runs the step (after ``wait`` seconds).
             UncertainStep: the step started earlier and never committed.
 
         """
-        self.journal.refresh()
         step_key = key or (f"gate:{trigger}" if trigger else "gate")
-        if skip_done and self._done_before(step_key, trigger, source_hash):
-            return StepOutcome(status="done")
-        specs = self.specs(trigger, gates)
-        report = self.evaluate(specs, trigger)
-        if not report.passed:
-            self._record_block(step_key, report, specs, trigger)
-            fallback = report.fallback
-            if fallback is not None and trigger is not None and not _falling_back:
-                outcome = self._fall_back(trigger, fallback.gate, report, subject)
-                if source_hash is not None:  # the cell is done in this run: it fell back
-                    marker = self.steps.started_draft(step_key, source_hash, cell_id, idempotent)
-                    self.journal.append_drafts([marker, self.steps.committed_draft(step_key)])
-                return outcome
-            if on_block == "skip":
-                return StepOutcome(status="blocked", report=report)
-            raise GateBlocked(report, state=report.state, trigger=trigger)
-        self.steps.refuse_uncertain(step_key, idempotent)
-        started = body is not None
-        if started:
-            self.steps.start(step_key, source_hash, cell_id, idempotent)
-        try:
-            result = body() if body is not None else None
-        except BaseException as exc:
-            self.steps.fail(step_key, exc)
-            raise
-        events = self._finish(step_key, trigger, report, started, source_hash, _falling_back)
+        step = _GatedStep(step_key, trigger, source_hash, cell_id, idempotent, skip_done)
+
+        def attempt() -> StepOutcome | tuple[GateReport, list[str]]:
+            return self._claim(step, gates, on_block, body is not None)
+
+        claimed = self.steps.waiting(wait, attempt)
+        if isinstance(claimed, StepOutcome):
+            fell = claimed.report.fallback if claimed.report is not None else None
+            if claimed.status == "blocked" and fell is not None and trigger and not _falling_back:
+                return self._fall_back(step, fell.gate, claimed.report, subject)
+            if claimed.status == "blocked" and on_block == "raise":
+                assert claimed.report is not None  # noqa: S101  # a blocked step has its report
+                raise GateBlocked(claimed.report, state=claimed.report.state, trigger=trigger)
+            return claimed
+        report, used = claimed
+        result = self.steps.run_body(step_key, body) if body is not None else None
+        events = self._finish(step, report, used, started=body is not None, fallback=_falling_back)
         self._correct(report, subject)
         return StepOutcome(status="ran", report=report, result=result, events=events)
 
     def _fall_back(
-        self, trigger: str, gate: str, report: GateReport, subject: object
+        self, step: _GatedStep, gate: str, report: GateReport | None, subject: object
     ) -> StepOutcome:
-        """Fire the fallback transition of ``trigger``'s gate ``gate``, which timed out."""
+        """Fire the fallback transition of the step's gate ``gate``, which timed out."""
+        assert report is not None  # noqa: S101  # a fallback comes from a report
         result = next(r for r in report.results if r.gate == gate and r.fallback)
         target = str(result.fallback)
         transition = self.transition(target)
@@ -258,7 +256,7 @@ class Gates:
             fn = _find_action(self.registry, transition.action, trusted=transition.trusted)
             if fn is not None:
                 action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
-        why = {"for": trigger, "gate": gate, "reason": result.message}
+        why = {"for": str(step.trigger), "gate": gate, "reason": result.message}
         outcome = self.run_gated(
             target,
             body=action,
@@ -267,6 +265,9 @@ class Gates:
             subject=subject,
             _falling_back=why,
         )
+        if step.source_hash is not None:  # the cell is done in this run: it fell back
+            marker = self.steps.started_draft(step.key, step.source_hash, step.cell_id, False)
+            self.journal.append_drafts([marker, self.steps.committed_draft(step.key)])
         return StepOutcome(status="fallback", report=report, events=outcome.events)
 
     def _correct(self, report: GateReport, subject: object) -> None:
@@ -277,57 +278,96 @@ class Gates:
         for gate, ref in bending.corrective_actions(report, workflow.gates):
             fn = self.registry.resolve_action(ref, trusted=workflow.gates[gate].trusted)
             key = f"corrective:{gate}"
-            self.steps.start(key, None, None, False)
-            try:
-                fn(subject)
-            except BaseException as exc:
-                self.steps.fail(key, exc)
-                raise
+            self.steps.claim(key, None, None, False)
+            self.steps.run_body(key, functools.partial(fn, subject))
             self.journal.append_drafts([self.steps.committed_draft(key)])
             self.journal.remember("corrective_action", f"{gate} warned: ran {ref}")
 
-    def _done_before(self, key: str, trigger: str | None, source_hash: str | None) -> bool:
-        state = self.journal.state
-        workflow = self.journal.workflow
-        step = state.steps.get(key)
-        if step is None or step.status != "committed" or step.source_hash != source_hash:
-            return False
-        if trigger is None or workflow is None or state.state is None:
-            return True
-        return workflow.find(state.state, trigger) is None
-
-    def _finish(
+    def _claim(
         self,
-        key: str,
-        trigger: str | None,
-        report: GateReport,
-        started: bool,
-        source_hash: str | None,
-        fallback: dict[str, str] | None = None,
-    ) -> list[Event]:
-        journal = self.journal
+        step: _GatedStep,
+        gates: Sequence[GateSpec],
+        on_block: Literal["raise", "skip"],
+        has_body: bool,
+    ) -> StepOutcome | tuple[GateReport, list[str]]:
+        """Evaluate the gates and claim the step; the outcome when it will not run."""
+        state = self.journal.refresh()
+        self.steps.check_free(state, step.key)
+        if step.skip_done and self._done_before(state, step):
+            return StepOutcome(status="done")
+        specs = self.specs(step.trigger, gates)
+        report = self.evaluate(specs, step.trigger)
+        if not report.passed:  # run_gated raises, skips or falls back
+            self._record_block(step.key, report, specs, step.trigger)
+            return StepOutcome(status="blocked", report=report)
         used = [
             r.gate for r in report.results if r.passed and (r.kind == "approval" or r.escalated)
         ]
-        gates = journal.workflow.gates if journal.workflow is not None else {}
+        if not has_body:  # nothing runs: the finishing append checks and consumes everything
+            self.steps.refuse_uncertain(state, step.key, step.idempotent)
+            return report, used
+
+        def also(now: RunState) -> list[EventDraft] | None:
+            if step.skip_done and self._done_before(now, step):
+                return None
+            if step.trigger is not None:
+                self._fire_drafts(now, step.trigger, set())  # raises when it no longer applies
+            return self._consume(now, used)
+
+        if not self.steps.claim(step.key, step.source_hash, step.cell_id, step.idempotent, also):
+            return StepOutcome(status="done")
+        return report, []
+
+    def _consume(self, state: RunState, used: list[str]) -> list[EventDraft]:
+        drafts: list[EventDraft] = []
+        for gate in used:
+            request = open_request(state, gate)
+            if request is None or request.status != "approved":
+                raise SkillnbError(
+                    f"the approval for {gate!r} was used or changed by another process before "
+                    "this step could start; ask for approval again"
+                )
+            drafts.append(self.journal.draft("approval.consumed", id=request.id))
+        return drafts
+
+    def _done_before(self, state: RunState, gated: _GatedStep) -> bool:
+        workflow = self.journal.workflow
+        step = state.steps.get(gated.key)
+        if step is None or step.status != "committed" or step.source_hash != gated.source_hash:
+            return False
+        if gated.trigger is None or workflow is None or state.state is None:
+            return True
+        return workflow.find(state.state, gated.trigger) is None
+
+    def _finish(
+        self,
+        step: _GatedStep,
+        report: GateReport,
+        used: list[str],
+        started: bool,
+        fallback: dict[str, str] | None = None,
+    ) -> list[Event]:
+        """Commit the step: report, approvals, transition and ``step.committed`` at once.
+
+        ``used`` lists the approval gates to consume here (none when the claim consumed them).
+        """
+        journal = self.journal
+        key, trigger = step.key, step.trigger
 
         def make(state: RunState) -> list[EventDraft]:
             drafts: list[EventDraft] = []
-            if not started and source_hash is not None:  # a body-less step, recorded at once
-                drafts.append(self.steps.started_draft(key, source_hash, None, False))
+            if not started and step.source_hash is not None:  # a body-less step, recorded now
+                drafts.append(self.steps.started_draft(key, step.source_hash, None, False))
             if report.results:  # keeps the last report current: a passed step is not "blocked"
                 dump = report.model_dump(mode="json")
                 drafts.append(journal.draft("gate.reported", key=key, report=dump))
-            for gate in used:
-                request = open_request(state, gate)
-                if request is None or request.status != "approved":
-                    raise SkillnbError(f"the approval for {gate!r} changed while the step ran")
-                drafts.append(journal.draft("approval.consumed", id=request.id))
+            drafts.extend(self._consume(state, used))
+            gates = journal.workflow.gates if journal.workflow is not None else {}
             drafts.extend(bending.step_drafts(state, report, gates, key, journal.clock()))
             if trigger is not None:
                 consumed = {str(d.data["id"]) for d in drafts if d.type == "approval.consumed"}
                 drafts.extend(self._fire_drafts(state, trigger, consumed, fallback))
-            if started or source_hash is not None:
+            if started or step.source_hash is not None:
                 drafts.append(self.steps.committed_draft(key))
             return drafts
 

@@ -11,6 +11,7 @@ receive it; none of them knows about :class:`skillnb.run.Run`.
 from __future__ import annotations
 
 import getpass
+import threading
 import uuid
 import warnings
 from collections import deque
@@ -23,7 +24,7 @@ from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState
 from skillnb.core.state import MalformedEvent, apply
 from skillnb.core.workflow import Workflow
-from skillnb.errors import ConflictError, StoreCorrupted
+from skillnb.errors import ConflictError, RunReplaced, SkillnbError, StoreCorrupted
 from skillnb.store import codec
 from skillnb.store.protocol import Store
 
@@ -99,23 +100,36 @@ class RunJournal:
         self._tail = 0
         self._memory_option = memory
         self._memory: SkillMemory | None = None
+        self._mutex = threading.RLock()  # the heartbeat thread commits renewals too
+        self._closed = False
+        self._replaced: RunReplaced | None = None
+        self._new_id = uuid.uuid4().hex[:12]
         self.state = RunState(run_id="")
         """The live folded state (read-only by contract; call :meth:`refresh` first)."""
         self.reload()
-        if not store.exists():
-            self._create()
         if self.state.workflow_definition is not None:
             self.workflow = self.stored_workflow()
 
     # -- loading -------------------------------------------------------------------------
     def reload(self) -> None:
         """Read the snapshot and the journal after it again, from scratch."""
-        loaded = self.store.load()
-        state = loaded.snapshot.model_copy(deep=True) if loaded.snapshot else RunState(run_id="")
-        self.state = state
-        self._recent.clear()
-        self._fold(loaded.events)
-        self._tail = len(loaded.events)
+        with self._mutex:
+            self._check_usable()
+            loaded = self.store.load()
+            snapshot = loaded.snapshot
+            ours, recent, tail = self.state, self._recent.copy(), self._tail
+            self.state = snapshot.model_copy(deep=True) if snapshot else RunState(run_id="")
+            self._recent.clear()
+            self._tail = 0
+            try:
+                self._fold(loaded.events)
+            finally:
+                if ours.run_id and self.state.run_id != ours.run_id:
+                    # Another run (or none) stands here now: keep ours, never mix the two.
+                    self._replaced = RunReplaced(ours.run_id, self.state.run_id or None)
+                    self.state, self._recent, self._tail = ours, recent, tail
+            if self._replaced is not None:
+                raise self._replaced
 
     def _fold(self, events: Iterable[Event]) -> None:
         for event in events:
@@ -135,19 +149,49 @@ class RunJournal:
             The live state (read-only by contract).
 
         """
-        new = self.store.read_since(self.state.version)
-        if new is None:
-            self.reload()
-        else:
-            self._fold(new)
-        return self.state
+        with self._mutex:
+            self._check_usable()
+            version = self.state.version
+            new = self.store.read_since(version)
+            if new is None or self._other_run_here():
+                self.reload()  # raises RunReplaced when another run (or none) is there now
+            elif new:
+                self._fold(new)
+            elif version and self.store.head() < version:  # gone, or another run, shorter
+                self.reload()
+            return self.state
 
-    def _create(self) -> None:
-        run_id = uuid.uuid4().hex[:12]
-        try:
-            self.commit(lambda _s: [self.draft("run.created", run_id=run_id)])
-        except ConflictError:
-            self.refresh()  # another process created it first: use theirs
+    def _other_run_here(self) -> bool:
+        """True when the store names a run other than ours (stores that name their run)."""
+        named = getattr(self.store, "run_id", None)
+        if not self.state.run_id or not callable(named):
+            return False
+        found = named()
+        return isinstance(found, str) and found != self.state.run_id
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise SkillnbError(f"this run ({self.store.location}) is closed; open it again")
+        if self._replaced is not None:
+            raise self._replaced
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (chosen at open, recorded by the first write when the run is new)."""
+        return self.state.run_id or self._new_id
+
+    def close(self) -> None:
+        """Release the store's files and locks; the journal may not be used afterwards."""
+        with self._mutex:
+            if not self._closed:
+                self._closed = True
+                self._listeners.clear()
+                self.store.close()
 
     def stored_workflow(self) -> Workflow | None:
         """The workflow definition recorded in the run, rebuilt as plain data."""
@@ -180,6 +224,29 @@ class RunJournal:
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
+        with self._mutex:
+            self.refresh()  # a run set aside or replaced is reported before any lock is taken
+            try:
+                return self._commit_locked(make, expected_version, sync)
+            except FileNotFoundError:
+                self.refresh()  # the folder went away meanwhile: RunReplaced, not a raw error
+                raise
+
+    def create(self) -> None:
+        """Record the run now (its ``run.created`` event) if nothing was written yet."""
+        with self._mutex, self.store.lock():
+            if self.refresh().version == 0:
+                events = self.store.append(
+                    [self.draft("run.created", run_id=self._new_id)], expected_version=0
+                )
+                self._fold(events)
+
+    def _commit_locked(
+        self,
+        make: Callable[[RunState], list[EventDraft]],
+        expected_version: int | None,
+        sync: bool,
+    ) -> list[Event]:
         with self.store.lock():
             self.refresh()
             if expected_version is not None and expected_version != self.state.version:
@@ -187,14 +254,20 @@ class RunJournal:
             drafts = make(self.state)
             if not drafts:
                 return []
-            events = self.store.append(drafts, expected_version=self.state.version, sync=sync)
+            created = []
+            if self.state.version == 0:  # a new run is created by its first write
+                created = [self.draft("run.created", run_id=self._new_id)]
+            events = self.store.append(
+                [*created, *drafts], expected_version=self.state.version, sync=sync
+            )
             self._fold(events)
             compact, due = self._capacity()
             if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
                 self.compact_locked()
         self._warn(due)
-        self._notify(events)
-        return events
+        mine = events[len(created) :]  # the implicit run.created is nobody's news
+        self._notify(mine)
+        return mine
 
     def _capacity(self) -> tuple[bool, dict[str, str]]:
         """Whether the live journal is past the byte cap, and the warnings due (lock held)."""
@@ -312,7 +385,7 @@ class RunJournal:
         memory = self.memory
         if memory is None:
             return
-        ids: dict[str, JsonValue] = {"last_run_id": self.state.run_id, **self.state.key_ids}
+        ids: dict[str, JsonValue] = {"last_run_id": self.run_id, **self.state.key_ids}
         memory.record(action, summary, ids=ids, files=files)
 
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:

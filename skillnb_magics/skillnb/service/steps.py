@@ -9,46 +9,130 @@ produced by the same normalised source, the value is restored instead of recompu
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+from skillnb.core.claims import step_claim_key
 from skillnb.core.records import EventDraft, Fact, FactKind, RunState
-from skillnb.errors import SkillnbError, UncertainStep
+from skillnb.errors import SkillnbError, StepInProgress, UncertainStep
+from skillnb.service.claims import Claims
 from skillnb.service.facts import write_fact
 from skillnb.service.journal import RunJournal
-from skillnb.service.owner import current_owner, is_uncertain
+from skillnb.service.owner import current_owner, is_uncertain, owner_alive
 
 __all__ = ["FormalizeOutcome", "Steps", "formalize_step", "step_key"]
 
+T = TypeVar("T")
+Also = Callable[[RunState], "list[EventDraft] | None"]
+"""Called under the lock when a step is claimed: the events to append with the claim, or
+``None`` when the step is no longer needed (another process completed it meanwhile)."""
+
+_POLL = 0.1
+
+
+def _nothing_more(_state: RunState) -> list[EventDraft]:
+    return []
+
 
 class Steps:
-    """Start, fail, list and clear the durable steps of one run."""
+    """Claim, run, fail, list and clear the durable steps of one run."""
 
-    def __init__(self, journal: RunJournal) -> None:
+    def __init__(self, journal: RunJournal, claims: Claims) -> None:
         self.journal = journal
+        self.claims = claims
 
-    def start(
-        self, key: str, source_hash: str | None, cell_id: str | None, idempotent: bool
-    ) -> None:
-        """Refuse an uncertain step ``key``, then record that it starts.
+    def check_free(self, state: RunState, key: str) -> None:
+        """Raise :class:`StepInProgress` when another live process is running step ``key``."""
+        claim = self.claims.holder(state, step_claim_key(key))
+        if claim is not None:
+            raise StepInProgress(key, claim.owner.describe(), claim.since.isoformat())
+        step = state.steps.get(key)
+        if (
+            step_claim_key(key) not in state.claims
+            and step is not None
+            and step.status == "started"
+            and step.owner != current_owner()
+            and owner_alive(step.owner)
+        ):  # a step started by a live process of an older version, without a claim
+            raise StepInProgress(key, str(step.owner))
+
+    def is_uncertain(self, state: RunState, key: str) -> bool:
+        """True when step ``key`` started, never ended, and its owner is gone."""
+        step = state.steps.get(key)
+        if step is None:
+            return False
+        claim = state.claims.get(step_claim_key(key))
+        return is_uncertain(step, claim, self.journal.clock())
+
+    def refuse_uncertain(self, state: RunState, key: str, idempotent: bool) -> None:
+        """Raise :class:`UncertainStep` when ``key`` is uncertain and may not simply re-run."""
+        step = state.steps.get(key)
+        may_rerun = step is None or idempotent or step.idempotent
+        if not may_rerun and self.is_uncertain(state, key):
+            raise UncertainStep(key)
+
+    def claim(
+        self,
+        key: str,
+        source_hash: str | None,
+        cell_id: str | None,
+        idempotent: bool,
+        also: Also = _nothing_more,
+    ) -> bool:
+        """Claim step ``key`` for this process and record that it starts, in one append.
+
+        Returns:
+            False when ``also`` found the step no longer needed (nothing was written).
 
         Raises:
+            StepInProgress: another live process holds the step.
             UncertainStep: the step started earlier, never ended, and its process is gone.
 
         """
-        self.refuse_uncertain(key, idempotent)
-        # Not fsynced: the marker survives a crash of this process (the case it is for), and
-        # the step's commit, which is fsynced, makes it durable with the result.
-        self.journal.commit(
-            lambda _s: [self.started_draft(key, source_hash, cell_id, idempotent)], sync=False
-        )
 
-    def refuse_uncertain(self, key: str, idempotent: bool) -> None:
-        """Raise :class:`UncertainStep` when ``key`` is uncertain and may not simply re-run."""
-        step = self.journal.state.steps.get(key)
-        if step is not None and is_uncertain(step) and not (idempotent or step.idempotent):
-            raise UncertainStep(key)
+        def make(state: RunState) -> list[EventDraft]:
+            self.check_free(state, key)
+            self.refuse_uncertain(state, key, idempotent)
+            more = also(state)
+            if more is None:
+                return []
+            started = self.started_draft(key, source_hash, cell_id, idempotent)
+            claim = self.claims.new(step_claim_key(key)).model_dump(mode="json")
+            return [started.model_copy(update={"data": {**started.data, "claim": claim}}), *more]
+
+        # Not fsynced: the marker survives a crash of this process (the case it is for), and
+        # the step's commit, which is fsynced, makes it durable with the result. Another
+        # process sees it at once: the page cache is shared.
+        return bool(self.journal.commit(make, sync=False))
+
+    def run_body(self, key: str, body: Callable[[], T]) -> T:
+        """Run ``body`` of claimed step ``key``, renewing the claim; record a failure."""
+        claim_key = step_claim_key(key)
+        with self.claims.heartbeat(lambda: [claim_key]):
+            try:
+                return body()
+            except BaseException as exc:
+                self.fail(key, exc)
+                raise
+
+    def waiting(self, wait: float, attempt: Callable[[], T]) -> T:
+        """Call ``attempt``; while it raises :class:`StepInProgress`, retry for ``wait`` s.
+
+        Raises:
+            StepInProgress: the step is still held by another process after ``wait`` seconds.
+
+        """
+        deadline = time.monotonic() + max(wait, 0.0)
+        while True:
+            try:
+                return attempt()
+            except StepInProgress:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                time.sleep(min(_POLL, left))
 
     def started_draft(
         self, key: str, source_hash: str | None, cell_id: str | None, idempotent: bool
@@ -68,14 +152,14 @@ class Steps:
         return self.journal.draft("step.committed", key=key)
 
     def fail(self, key: str, exc: BaseException) -> None:
-        """Record that step ``key`` raised ``exc`` (it may run again)."""
+        """Record that step ``key`` raised ``exc`` (it may run again); releases its claim."""
         message = f"{type(exc).__name__}: {exc}"
         self.journal.commit(lambda _s: [self.journal.draft("step.failed", key=key, error=message)])
 
     def uncertain(self) -> list[str]:
         """Keys of steps that started, never ended, and whose process is gone (a crash)."""
         state = self.journal.refresh()
-        return [k for k, s in state.steps.items() if is_uncertain(s)]
+        return [k for k in state.steps if self.is_uncertain(state, k)]
 
     def clear(self, key: str, by: str | None = None) -> None:
         """Declare an uncertain step resolved, so that it may run again.
@@ -87,8 +171,7 @@ class Steps:
         journal = self.journal
 
         def make(state: RunState) -> list[EventDraft]:
-            step = state.steps.get(key)
-            if step is None or not is_uncertain(step):
+            if not self.is_uncertain(state, key):
                 raise SkillnbError(f"step {key!r} is not uncertain (nothing to clear)")
             return [journal.draft("step.cleared", key=key, by=by or journal.user)]
 
@@ -112,6 +195,15 @@ def step_key(key: str) -> str:
     return f"formalize:{key}"
 
 
+def _unchanged(fact: Fact | None, source_hash: str | None) -> bool:
+    return (
+        fact is not None
+        and source_hash is not None
+        and fact.source_hash == source_hash
+        and fact.restorable
+    )
+
+
 def formalize_step(
     steps: Steps,
     key: str,
@@ -124,36 +216,45 @@ def formalize_step(
     force: bool = False,
     idempotent: bool = False,
     extract: Callable[[Any], Any] | None = None,
+    wait: float = 0.0,
 ) -> FormalizeOutcome:
     """Restore fact ``key`` when its producing source is unchanged, else compute and record it.
 
     ``compute`` runs the work and returns its result; ``extract`` (default: identity) picks the
     value to record from that result. A computation that raises records nothing (the step is
-    marked failed). ``force`` recomputes and records a new version.
+    marked failed). ``force`` recomputes and records a new version. The computation is
+    claimed first: while another live process computes the same fact, this one waits up to
+    ``wait`` seconds, then restores what it recorded.
 
     Raises:
+        StepInProgress: another process is computing it (after ``wait`` seconds).
         UncertainStep: an earlier computation started and never committed.
 
     """
     journal = steps.journal
-    existing = journal.refresh().facts.get(key)
-    unchanged = (
-        existing is not None
-        and source_hash is not None
-        and existing.source_hash == source_hash
-        and existing.restorable
-    )
-    if unchanged and not force:
-        assert existing is not None  # noqa: S101  # checked just above
-        return FormalizeOutcome(status="restored", fact=journal.decode(existing))
     skey = step_key(key)
-    steps.start(skey, source_hash, cell_id, idempotent)
-    try:
+
+    def attempt() -> FormalizeOutcome | None:
+        state = journal.refresh()
+        if not force and _unchanged(state.facts.get(key), source_hash):
+            return FormalizeOutcome("restored", journal.decode(state.facts[key]))
+
+        def also(now: RunState) -> list[EventDraft] | None:
+            return None if not force and _unchanged(now.facts.get(key), source_hash) else []
+
+        if not steps.claim(skey, source_hash, cell_id, idempotent, also):
+            return FormalizeOutcome("restored", journal.decode(journal.state.facts[key]))
+        return None
+
+    restored = steps.waiting(wait, attempt)
+    if restored is not None:
+        return restored
+
+    def run() -> tuple[Any, Any]:
         result = compute()
-        value = extract(result) if extract is not None else result
-    except BaseException as exc:
-        steps.fail(skey, exc)
-        raise
+        return result, extract(result) if extract is not None else result
+
+    result, value = steps.run_body(skey, run)
     fact = write_fact(
         journal,
         key,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillnb.core.bending import open_follow_ups
+from skillnb.core.claims import step_claim_key
 from skillnb.core.graph import to_mermaid
 from skillnb.core.records import Event, GateReport, GateResult
 from skillnb.core.state import describe_event
@@ -149,7 +150,7 @@ def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
         "uncertain": [
             {"key": s.key, "started_seq": s.started_seq, "cell_id": s.cell_id}
             for s in state.steps.values()
-            if is_uncertain(s)
+            if is_uncertain(s, state.claims.get(step_claim_key(s.key)), journal.clock())
         ],
         "batches": [
             {

@@ -1,0 +1,177 @@
+"""Claims on steps and batch items: who is running what (service layer).
+
+Before a step's body or a batch item runs, the process *claims* it under the run's lock (a
+``claim.taken`` event, see :mod:`skillnb.core.claims`). Another process that meets a claim
+held by a live owner does not run that body: a step raises
+:class:`~skillnb.errors.StepInProgress`, a batch loop skips the item and offers it later.
+A claim whose owner is dead (same host: the pid is gone, reused or a zombie) or whose lease
+expired (another host) binds nobody. While the body runs, a :class:`Heartbeat` renews the
+lease (default 60 s, ``$SKILLNB_LEASE_SECONDS`` or ``open_run(lease=...)``).
+
+A claim held by this very process (a loop left by ``break``, a cell interrupted and run
+again) is this process's to take again.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from skillnb.core.records import Claim, EventDraft, RunState
+from skillnb.errors import SkillnbError
+from skillnb.service.journal import RunJournal
+from skillnb.service.owner import claim_held, process_owner
+
+__all__ = [
+    "DEFAULT_LEASE",
+    "Claims",
+    "Heartbeat",
+    "lease_from_env",
+]
+
+ALIVE_FOR = 0.5
+"""Seconds a batch loop trusts that an owner it saw alive still is."""
+
+DEFAULT_LEASE = 60.0
+"""Seconds a claim binds other hosts unless its heartbeat renews it."""
+
+
+def lease_from_env(env: Mapping[str, str], lease: float | None = None) -> float:
+    """The lease in seconds: ``lease`` when given, else ``$SKILLNB_LEASE_SECONDS``, else 60.
+
+    Raises:
+        SkillnbError: the value is not a positive number (naming where it came from).
+
+    """
+    where = "lease"
+    if lease is None and env.get("SKILLNB_LEASE_SECONDS"):
+        where = "SKILLNB_LEASE_SECONDS"
+        try:
+            lease = float(env["SKILLNB_LEASE_SECONDS"])
+        except ValueError:
+            lease = -1.0
+    value = DEFAULT_LEASE if lease is None else lease
+    if not value > 0:
+        raise SkillnbError(f"{where} must be a positive number of seconds, not {value!r}")
+    return value
+
+
+class Claims:
+    """Take, renew, release and inspect the claims of one run."""
+
+    def __init__(self, journal: RunJournal, lease: float = DEFAULT_LEASE) -> None:
+        self.journal = journal
+        self.lease = lease
+
+    def new(self, key: str) -> Claim:
+        """A claim on ``key`` for this process, its lease starting now."""
+        now = self.journal.clock()
+        return Claim(
+            key=key, owner=process_owner(), since=now, until=now + timedelta(seconds=self.lease)
+        )
+
+    def taken(self, key: str) -> EventDraft:
+        """The ``claim.taken`` event of ``key`` for this process (append it under the lock)."""
+        return self.journal.draft("claim.taken", claim=self.new(key).model_dump(mode="json"))
+
+    def holder(self, state: RunState, key: str) -> Claim | None:
+        """The claim on ``key`` held by another live process, or ``None`` when it is free."""
+        claim = state.claims.get(key)
+        if claim is None or claim.owner.id == process_owner().id:
+            return None
+        return claim if claim_held(claim, self.journal.clock()) else None
+
+    def held_elsewhere(
+        self, state: RunState, now: datetime, seen_alive: dict[str, float] | None = None
+    ) -> set[str]:
+        """Keys of every claim that binds this process (another live owner holds it).
+
+        ``seen_alive`` (owner id -> monotonic time it was last seen alive) lets a loop that
+        asks many times a second trust an owner seen alive in the last :data:`ALIVE_FOR`
+        seconds instead of asking the system again; a dead owner is always asked again.
+        """
+        mine = process_owner().id
+        clock = time.monotonic()
+        held = set()
+        for key, claim in state.claims.items():
+            owner = claim.owner.id
+            if owner == mine:
+                continue
+            if seen_alive is not None and clock - seen_alive.get(owner, -math.inf) < ALIVE_FOR:
+                held.add(key)
+            elif claim_held(claim, now):
+                held.add(key)
+                if seen_alive is not None:
+                    seen_alive[owner] = clock
+        return held
+
+    def release(self, key: str) -> None:
+        """Give up this process's claim on ``key`` (nothing when it holds none)."""
+        mine = process_owner().id
+
+        def make(state: RunState) -> list[EventDraft]:
+            claim = state.claims.get(key)
+            if claim is None or claim.owner.id != mine:
+                return []
+            return [self.journal.draft("claim.released", key=key)]
+
+        self.journal.commit(make)
+
+    def renew(self, keys: list[str]) -> None:
+        """Extend the lease of this process's claims on ``keys`` by one lease from now."""
+        mine = process_owner().id
+        until = self.journal.clock() + timedelta(seconds=self.lease)
+
+        def make(state: RunState) -> list[EventDraft]:
+            return [
+                self.journal.draft("claim.renewed", key=k, owner=mine, until=until.isoformat())
+                for k in keys
+                if k in state.claims and state.claims[k].owner.id == mine
+            ]
+
+        self.journal.commit(make)
+
+    @contextmanager
+    def heartbeat(self, keys: Callable[[], list[str]]) -> Iterator[Heartbeat]:
+        """Renew the claims ``keys()`` names every third of a lease while the block runs."""
+        beat = Heartbeat(self, keys)
+        beat.start()
+        try:
+            yield beat
+        finally:
+            beat.stop()
+
+
+class Heartbeat:
+    """A daemon thread that renews this process's claims until stopped."""
+
+    def __init__(self, claims: Claims, keys: Callable[[], list[str]]) -> None:
+        self._claims = claims
+        self._keys = keys
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="skillnb-heartbeat", daemon=True)
+        self.error: BaseException | None = None
+        """The last renewal error (the body goes on; other hosts may then take over)."""
+
+    def start(self) -> None:
+        """Start renewing."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop renewing and wait for the thread."""
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._claims.lease / 3):
+            keys = self._keys()
+            if not keys:
+                continue
+            try:
+                self._claims.renew(keys)
+            except (SkillnbError, OSError) as exc:
+                self.error = exc
