@@ -17,6 +17,9 @@ a dumped :class:`~skillnb.core.records.Fact` (about 370 bytes as a journal line)
 Batches: the cost per item of ``run.items`` (marking one item done and claiming the next is
 one append), and items per second for 1, 2 and 4 processes consuming one batch of 400
 items whose body sleeps 5 ms (the goal: 4 consumers at least 3 times one).
+
+Then the team store on a local PostgreSQL (see ``benchmarks/store_postgres.py``; skip it with
+``--no-postgres``).
 """
 
 from __future__ import annotations
@@ -354,6 +357,12 @@ def main() -> int:
     for label, value in load.items():
         unit = "" if "KB" in label else " ms"
         print(f"{label:<42}{value:>10.1f}{unit}")
+    if "--no-postgres" not in sys.argv:
+        from store_postgres import run_section
+
+        print()
+        for text in run_section(fact_draft, fact("k1", 1, 1).model_dump(mode="json")):
+            print(text)
     print(f"\ntotal benchmark time: {time.perf_counter() - started:.0f} s")
     return 0
 

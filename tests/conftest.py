@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pg"]
+
 
 @pytest.fixture(autouse=True)
 def skillnb_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -14,4 +16,5 @@ def skillnb_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("SKILLNB_HOME", str(home))
     monkeypatch.setenv("SKILLNB_USER", "tester")
     monkeypatch.delenv("SKILLNB_NOTEBOOK", raising=False)
+    monkeypatch.delenv("SKILLNB_STORE", raising=False)
     return home

@@ -34,8 +34,11 @@ export class RunApiError extends Error {
 export interface IRunClient {
   /** `run.describe()` of the notebook's run; rejects with `RunApiError` (404: no run). */
   describe(path: string): Promise<IRunDescription>;
-  /** The run's version, cheap; `exists: false` when there is no sidecar. */
-  version(path: string): Promise<IRunVersion>;
+  /**
+   * The run's version, cheap; `exists: false` when there is no sidecar. With `after`, a
+   * live (team-store) run answers once its version passes `after` or `waitS` seconds end.
+   */
+  version(path: string, after?: number, waitS?: number): Promise<IRunVersion>;
   /** Approve the pending request of `gate`. */
   approve(path: string, gate: string, note?: string): Promise<IDecisionResult>;
   /** Reject the pending request of `gate`. */

@@ -10,6 +10,9 @@ import { Signal, type ISignal } from '@lumino/signaling';
 import { RunApiError, type IRunClient } from './api';
 import type { IMilestoneResult, IRunDescription } from './types';
 
+/** How long the server may hold a version check of a team-store run (seconds). */
+const LONG_POLL_S = 20;
+
 /** Where the model stands. */
 export type RunModelStatus =
   | 'empty' // no notebook selected
@@ -85,6 +88,7 @@ export class RunModel implements IDisposable {
     }
     this._path = path;
     this._generation += 1;
+    this._live = false;
     this._description = null;
     this._error = null;
     this._notice = null;
@@ -141,8 +145,13 @@ export class RunModel implements IDisposable {
     const generation = this._generation;
     let exists: boolean;
     let version: number | null;
+    let live: boolean | undefined;
+    const since = this._status === 'ready' ? this._description?.version : null;
     try {
-      ({ exists, version } = await this._client.version(path));
+      ({ exists, version, live } =
+        this._live && typeof since === 'number'
+          ? await this._client.version(path, since, LONG_POLL_S)
+          : await this._client.version(path));
     } catch (reason) {
       if (generation === this._generation && this._status !== 'error') {
         this._status = 'error';
@@ -154,6 +163,9 @@ export class RunModel implements IDisposable {
     if (generation !== this._generation) {
       return false;
     }
+    // A team-store run answers when it changes: the next check waits on the server (a long
+    // poll woken by the database's NOTIFY) instead of asking again every interval.
+    this._live = live === true;
     const known = this._status === 'ready' ? this._description?.version : null;
     const stale =
       this._status === 'error' ||
@@ -264,6 +276,7 @@ export class RunModel implements IDisposable {
   private _request = 0;
   private _timer: ReturnType<typeof setInterval> | null = null;
   private _ticking = false;
+  private _live = false;
   private _disposed = false;
 }
 

@@ -231,7 +231,8 @@ export function parseVersion(value: unknown): IRunVersion {
   const version = value.version;
   return {
     exists: value.exists === true,
-    version: typeof version === 'number' ? version : null
+    version: typeof version === 'number' ? version : null,
+    ...(value.live === true ? { live: true } : {})
   };
 }
 

@@ -29,8 +29,16 @@ export class ServerRunClient implements IRunClient {
     return parseDescription(await this._get(API_ROUTES.run, path));
   }
 
-  async version(path: string): Promise<IRunVersion> {
-    return parseVersion(await this._get(API_ROUTES.version, path));
+  async version(
+    path: string,
+    after?: number,
+    waitS?: number
+  ): Promise<IRunVersion> {
+    const wait: { [key: string]: string } =
+      after === undefined
+        ? {}
+        : { after: String(after), wait: String(waitS ?? 20) };
+    return parseVersion(await this._get(API_ROUTES.version, path, wait));
   }
 
   async approve(
@@ -64,10 +72,14 @@ export class ServerRunClient implements IRunClient {
     };
   }
 
-  private async _get(route: string, path: string): Promise<unknown> {
+  private async _get(
+    route: string,
+    path: string,
+    extra: { [key: string]: string } = {}
+  ): Promise<unknown> {
     const url =
       URLExt.join(this._settings.baseUrl, route) +
-      URLExt.objectToQueryString({ path });
+      URLExt.objectToQueryString({ path, ...extra });
     return this._send(url, { method: 'GET' });
   }
 

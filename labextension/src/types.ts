@@ -127,6 +127,8 @@ export interface IRunDescription {
 export interface IRunVersion {
   exists: boolean;
   version: number | null;
+  /** True for a team-store run: the server can hold a version check until it changes. */
+  live?: boolean;
 }
 
 /** The answer of `POST /skillnb/api/milestone`. */

@@ -47,6 +47,8 @@ export interface ICall {
 /** An in-memory server: runs by path; answers can be delayed by hand. */
 export class FakeClient implements IRunClient {
   runs = new Map<string, IRunDescription>();
+  /** Paths whose runs live in a team store (their version checks may be held). */
+  live = new Set<string>();
   calls: ICall[] = [];
   failWith: Error | null = null;
   /** When set, `describe` waits for this promise before answering. */
@@ -67,15 +69,22 @@ export class FakeClient implements IRunClient {
     return structuredClone(run);
   }
 
-  async version(path: string): Promise<IRunVersion> {
-    this.calls.push({ method: 'version', args: [path] });
+  async version(
+    path: string,
+    after?: number,
+    waitS?: number
+  ): Promise<IRunVersion> {
+    this.calls.push({
+      method: 'version',
+      args: after === undefined ? [path] : [path, String(after), String(waitS)]
+    });
     if (this.failWith !== null) {
       throw this.failWith;
     }
     const run = this.runs.get(path);
     return run === undefined
       ? { exists: false, version: null }
-      : { exists: true, version: run.version };
+      : { exists: true, version: run.version, live: this.live.has(path) };
   }
 
   async approve(

@@ -79,6 +79,28 @@ describe('RunModel', () => {
     assert.equal(model.description?.state, 'review');
   });
 
+  it('waits on the server for a team-store run instead of asking again', async () => {
+    const client = new FakeClient();
+    const run = description({ version: 3 });
+    client.runs.set('a.ipynb', run);
+    client.live.add('a.ipynb');
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    assert.equal(await model.checkVersion(), false); // learns the run is live
+    run.version = 4;
+    assert.equal(await model.checkVersion(), true); // a long poll since version 3
+    const checks = client.calls.filter(call => call.method === 'version');
+    assert.deepEqual(
+      checks.map(call => call.args),
+      [['a.ipynb'], ['a.ipynb', '3', '20']]
+    );
+    client.live.delete('a.ipynb');
+    await model.setPath('b.ipynb');
+    await model.setPath('a.ipynb');
+    await model.checkVersion();
+    assert.deepEqual(client.calls.at(-1)?.args, ['a.ipynb']); // a sidecar run: plain checks
+  });
+
   it('notices a sidecar created after the notebook was opened', async () => {
     const client = new FakeClient();
     const model = new RunModel(client);

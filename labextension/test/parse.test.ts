@@ -171,6 +171,11 @@ describe('small readers', () => {
       version: 4
     });
     assert.deepEqual(parseVersion(null), { exists: false, version: null });
+    assert.deepEqual(parseVersion({ exists: true, version: 5, live: true }), {
+      exists: true,
+      version: 5,
+      live: true
+    });
     assert.equal(parseMirrorMessage({ v: 2 }), null);
     assert.deepEqual(
       parseMirrorMessage({ v: 1, cell_id: 'c1', cell: { step: 'k' } }),

@@ -603,7 +603,8 @@ def open_run(
     *,
     workflow: Workflow | Path | None = None,
     state_dir: str | Path | None = None,
-    store: Store | None = None,
+    store: Store | str | None = None,
+    name: str | None = None,
     clock: Clock | None = None,
     user: str | None = None,
     env: Mapping[str, str] | None = None,
@@ -619,7 +620,9 @@ def open_run(
         notebook: the notebook; its sidecar is ``.skillnb/<stem>/`` beside it.
         workflow: the definition to bind (a :class:`Workflow` or a YAML file path).
         state_dir: an explicit state folder instead of the notebook's sidecar.
-        store: an explicit store (e.g. :class:`~skillnb.store.MemoryStore`).
+        store: an explicit store (e.g. :class:`~skillnb.store.MemoryStore`), or the URL of a
+            team store (``postgresql://user@host/db``) holding runs by name.
+        name: the run's name in a team store (default: the notebook's path, as given).
         clock: returns the current time (timezone-aware); injectable for tests.
         user: who approvals are attributed to by default (``$SKILLNB_USER`` or the OS user).
         env: the environment to read settings from (defaults to ``os.environ``).
@@ -639,6 +642,13 @@ def open_run(
     if isinstance(workflow, Path):
         workflow = Workflow.from_yaml(workflow)
     nb_path = Path(notebook) if notebook is not None else None
+    if isinstance(store, str):
+        from skillnb.store.choose import open_store
+
+        run_name = name if name is not None else (nb_path.as_posix() if nb_path else None)
+        if run_name is None:
+            raise SkillnbError("open_run(store=URL) needs the run's name=")
+        store = open_store(store, run_name)
     if store is None:
         if state_dir is not None:
             store = SidecarStore(Path(state_dir))

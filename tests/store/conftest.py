@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from backends import Backend
 
-from skillnb.store import MemoryStore, SidecarStore, Store
+from pg import PgServer, run_name
+from skillnb.store import MemoryStore, SidecarStore
 from skillnb.store.memory import MemoryData
-
-
-@dataclass
-class Backend:
-    """Opens store objects over one shared location (like separate processes would)."""
-
-    name: str
-    factory: Callable[[], Store]
-    opened: list[Store] = field(default_factory=list)
-
-    def open(self) -> Store:
-        store = self.factory()
-        self.opened.append(store)
-        return store
+from skillnb.store.postgres import PostgresStore
 
 
 @pytest.fixture
@@ -31,11 +19,15 @@ def sidecar_dir(tmp_path: Path) -> Path:
     return tmp_path / "work" / ".skillnb" / "analysis"
 
 
-@pytest.fixture(params=["memory", "sidecar"])
+@pytest.fixture(params=["memory", "sidecar", "postgres"])
 def backend(request: pytest.FixtureRequest, sidecar_dir: Path) -> Iterator[Backend]:
     if request.param == "memory":
         data = MemoryData()
         made = Backend("memory", lambda: MemoryStore(data))
+    elif request.param == "postgres":
+        server: PgServer = request.getfixturevalue("pg_server")
+        name = run_name()
+        made = Backend("postgres", lambda: PostgresStore(server.url, name))
     else:
         made = Backend("sidecar", lambda: SidecarStore(sidecar_dir))
     yield made

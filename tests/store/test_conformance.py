@@ -7,9 +7,9 @@ import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from backends import Backend
 from sidecar_helpers import NOW, draft, state_at
 
-from conftest import Backend
 from skillnb.core.records import EventDraft
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store import Store

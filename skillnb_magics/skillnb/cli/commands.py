@@ -21,6 +21,7 @@ from skillnb.cli.target import (
     clean,
     command_path,
     open_target,
+    store_url,
     target_folder,
 )
 from skillnb.core.state import describe_event
@@ -33,6 +34,11 @@ def _json(data: Any) -> None:
 
 
 def _target_name(args: argparse.Namespace) -> str:
+    url = store_url(args)
+    if url is not None:
+        from skillnb.store.pg_url import redact
+
+        return f"{command_path(args.notebook.as_posix())} --store {command_path(redact(url))}"
     if args.notebook is not None:
         return command_path(args.notebook)
     return f"--state-dir {command_path(args.state_dir)}"
@@ -121,7 +127,7 @@ def _decide(args: argparse.Namespace, status: str) -> int:
         f"{status} {clean(approval.gate)} (request {clean(approval.id)}) by "
         f"{clean(approval.decided_by)}"
     )
-    if args.notebook is not None:
+    if args.notebook is not None and store_url(args) is None:
         emit(f"continue with: skillnb run {command_path(args.notebook)}")
     return 0
 

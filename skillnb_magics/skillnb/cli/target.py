@@ -1,13 +1,16 @@
-"""Which run a ``skillnb`` command acts on: a notebook's sidecar or an explicit folder (edge layer).
+"""Which run a ``skillnb`` command acts on: a sidecar, a folder or a named run (edge layer).
 
 Commands that read or change a run take the notebook first (``skillnb status NB``) or
-``--state-dir DIR``. Opening never creates a run as a side effect: a notebook without a
-sidecar is an error that says how to get one.
+``--state-dir DIR``. With a team store (``--store URL`` or ``SKILLNB_STORE``) the first
+argument is the run's name instead (``skillnb status market/weekly --store URL``). Opening
+never creates a run as a side effect: a notebook without a sidecar, or a name without a run,
+is an error that says how to get one.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 from pathlib import Path
@@ -24,6 +27,7 @@ __all__ = [
     "clean",
     "command_path",
     "open_target",
+    "store_url",
     "target_folder",
 ]
 
@@ -37,7 +41,11 @@ class UsageError(SkillnbError):
 def add_target(parser: argparse.ArgumentParser) -> None:
     """Add the ``NOTEBOOK`` positional and the ``--state-dir`` option to ``parser``."""
     parser.add_argument(
-        "notebook", nargs="?", type=Path, metavar="NOTEBOOK", help="the notebook (.ipynb)"
+        "notebook",
+        nargs="?",
+        type=Path,
+        metavar="NOTEBOOK",
+        help="the notebook (.ipynb); with --store, the run's name",
     )
     parser.add_argument(
         "--state-dir",
@@ -45,6 +53,42 @@ def add_target(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="an explicit state folder instead of the notebook's .skillnb/<stem>/ sidecar",
     )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="a team store (postgresql://...; default $SKILLNB_STORE): NOTEBOOK names a run",
+    )
+
+
+def store_url(args: argparse.Namespace) -> str | None:
+    """The team store the command addresses (``--store`` or ``SKILLNB_STORE``), if any.
+
+    ``--state-dir`` always means a folder, whatever ``SKILLNB_STORE`` says.
+    """
+    from skillnb.store.choose import store_from_env
+
+    given: str | None = getattr(args, "store", None)
+    if given:
+        return given
+    if getattr(args, "state_dir", None) is not None:
+        return None
+    return store_from_env(os.environ)
+
+
+def _open_named(args: argparse.Namespace, url: str) -> Run:
+    from skillnb.run import open_run
+    from skillnb.store.choose import open_store
+
+    if args.state_dir is not None:
+        raise UsageError("give --store or --state-dir, not both")
+    if args.notebook is None:
+        raise UsageError("give the run's NAME (with --store URL)")
+    name = args.notebook.as_posix()
+    store = open_store(url, name)
+    if not store.exists():
+        store.close()
+        raise SkillnbError(f"no run named {name!r} in {store.location.rsplit(' run ', 1)[0]}")
+    return open_run(store=store)
 
 
 def _has_run(folder: Path) -> bool:
@@ -62,6 +106,8 @@ def target_folder(args: argparse.Namespace) -> Path:
 
     notebook: Path | None = args.notebook
     state_dir: Path | None = args.state_dir
+    if getattr(args, "store", None):
+        raise UsageError("this command works on a sidecar folder, not on --store")
     if state_dir is not None:
         if not state_dir.is_dir():
             raise UsageError(f"{state_dir}: no such folder")
@@ -79,11 +125,15 @@ def open_target(args: argparse.Namespace) -> Run:
     Raises:
         UsageError: neither was given, or the notebook or folder does not exist.
         SkillnbError: there is no run there yet (the message says how to make one).
+        StoreUnavailable: the team store cannot be reached (password redacted).
         StoreCorrupted: a sidecar file is damaged (the message names the file and line).
 
     """
     from skillnb.run import open_run
 
+    url = store_url(args)
+    if url is not None:
+        return _open_named(args, url)
     folder = target_folder(args)
     notebook: Path | None = args.notebook
     if not _has_run(folder):

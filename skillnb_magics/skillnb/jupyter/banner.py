@@ -40,7 +40,9 @@ def startup_output(session: NotebookSession) -> Output | None:
         return Output("status", "error", "⛔ SKILL.nb: cannot open the run", [str(exc)])
     if quiet:
         return None
-    where = path.name if kind == "notebook" else "the state folder"
+    where = {"notebook": path.name, "store": f"run {path.as_posix()} (team store)"}.get(
+        kind, "the state folder"
+    )
     lines = ["no run recorded yet: the first %%workflow, %%formalize or %%gate starts one"]
     return Output("status", "ok", f"SKILL.nb ready · {where}", lines)
 

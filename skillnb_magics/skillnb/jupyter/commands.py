@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
+from skillnb.errors import SkillnbError
 from skillnb.jupyter.display import Output, Status
 from skillnb.jupyter.outcomes import resumed
 from skillnb.jupyter.status import (
@@ -116,7 +117,12 @@ def _compact(session: NotebookSession, _args: argparse.Namespace) -> Output:
 
 
 def _use(session: NotebookSession, args: argparse.Namespace) -> Output:
-    where = session.use(args.path)
+    if args.name:
+        where = session.use_name(args.name)
+    elif args.path:
+        where = session.use(args.path)
+    else:
+        raise SkillnbError("give a notebook, a state folder, or --name NAME")
     lines = [
         "a run recorded there is opened on first use"
         if not session.run_exists()
@@ -185,7 +191,9 @@ def _build() -> tuple[MagicArgumentParser, dict[str, Command]]:
         "--max-chars", type=int, default=4000
     )
     add("compact", _compact, "write a snapshot so that opening replays less")
-    add("use", _use, "use this notebook (.ipynb) or state folder").add_argument("path")
+    p = add("use", _use, "use this notebook (.ipynb) or state folder, or a run by name")
+    p.add_argument("path", nargs="?")
+    p.add_argument("--name", metavar="NAME", help="the run's name in the team store")
     add("new-run", _new_run, "set the current run aside and start a new one")
     add("clear", _clear, "declare an uncertain step resolved").add_argument("step")
     add("milestone", _milestone, "record a named checkpoint").add_argument("name")

@@ -5,6 +5,7 @@
     %config SkillNB.verbosity = "quiet"
     %config SkillNB.state_dir = "/data/runs/report"
     %config SkillNB.profile = "demo"
+    %config SkillNB.store = "postgresql://ann@db.example.com/runs"   # a team store
     %config SkillNB.suggest = "auto"     # keep what cells produce worth keeping ("off": no offers)
     c.SkillNB.user = "ana"          # in ipython_config.py
 """
@@ -26,6 +27,17 @@ class SkillNB(Configurable):
     state_dir = Unicode(
         "",
         help="Keep the run in this folder instead of the notebook's sidecar (.skillnb/<stem>/).",
+    ).tag(config=True)
+
+    store = Unicode(
+        "",
+        help="A team store (postgresql://user@host/db) instead of sidecars ($SKILLNB_STORE).",
+    ).tag(config=True)
+
+    run_name = Unicode(
+        "",
+        help="The run's name in the team store (default: the notebook's path from the "
+        "Jupyter root; %skillnb use --name NAME sets it).",
     ).tag(config=True)
 
     verbosity = CaselessStrEnum(

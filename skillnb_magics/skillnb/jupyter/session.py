@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillnb.core.records import Event
     from skillnb.core.workflow import Workflow
     from skillnb.jupyter.config import SkillNB
+    from skillnb.jupyter.follow import ChangeFollower
     from skillnb.jupyter.widgets import RunView
     from skillnb.run import Run
 
@@ -38,6 +39,10 @@ _HOW = (
     "tell SKILL.nb where the run lives: `%skillnb use PATH.ipynb` (or a state folder), "
     '`%config SkillNB.state_dir = "..."`, or set SKILLNB_NOTEBOOK before starting the kernel'
 )
+
+
+_SETTINGS = ["state_dir", "store", "run_name", "user", "memory", "profile"]
+"""Settings that change which run is open, or how: changing one closes the run."""
 
 
 def _clip(text: str, limit: int = 300) -> str:
@@ -92,16 +97,38 @@ class NotebookSession:
         self._cell: tuple[str | None, dict[str, Any] | None] | None = None
         self._shown_mirror: dict[str, Any] | None = None
         self._view: RunView | None = None
-        config.observe(self._settings_changed, names=["state_dir", "user", "memory", "profile"])
+        self._follower: ChangeFollower | None = None
+        config.observe(self._settings_changed, names=_SETTINGS)
 
     # -- where the run lives -------------------------------------------------------------
+    def team(self) -> tuple[str, str] | None:
+        """``(store URL, run name)`` when the run lives in a team store, else ``None``.
+
+        Raises:
+            NoRunLocation: a store is set but nothing names the run.
+
+        """
+        from skillnb.jupyter.teamstore import default_run_name, store_url
+
+        url = store_url(self.config.store, self.env)
+        if url is None or self.config.state_dir:
+            return None
+        if self.config.run_name:
+            return url, self.config.run_name
+        if self.location is None:
+            raise NoRunLocation()
+        return url, default_run_name(self.location.path, self.env, self.cwd)
+
     def target(self) -> tuple[str, Path]:
-        """``("state_dir", folder)`` or ``("notebook", path)``.
+        """``("state_dir", folder)``, ``("notebook", path)`` or ``("store", run name)``.
 
         Raises:
             NoRunLocation: nothing tells where the run lives.
 
         """
+        team = self.team()
+        if team is not None:
+            return "store", Path(team[1])
         if self.config.state_dir:
             return "state_dir", (self.cwd / Path(self.config.state_dir).expanduser()).resolve()
         if self.location is not None:
@@ -113,6 +140,8 @@ class NotebookSession:
         kind, path = self.target()
         if kind == "state_dir":
             return path
+        if kind == "store":
+            raise SkillnbError("this run lives in a team store, not in a folder")
         from skillnb.store.layout import sidecar_dir_for  # cheap: the store package is lazy
 
         return sidecar_dir_for(path)
@@ -120,10 +149,30 @@ class NotebookSession:
     def run_exists(self) -> bool:
         """Tell whether a run was recorded where this session looks (nothing is created)."""
         try:
+            team = self.team()
+            if team is not None:
+                return self._team_run_exists(*team)
             folder = self.folder()
         except NoRunLocation:
             return False
         return (folder / "journal.jsonl").exists() or (folder / "snapshot.json").exists()
+
+    def _team_run_exists(self, url: str, name: str) -> bool:
+        if self._run is not None:
+            return True
+        from skillnb.store.choose import open_store
+
+        store = open_store(url, name)
+        try:
+            return store.exists()
+        finally:
+            store.close()
+
+    def use_name(self, name: str) -> str:
+        """Name the run this notebook uses in the team store."""
+        self.close_run()
+        self.config.run_name = name
+        return f"run {name}"
 
     def use(self, path: str) -> str:
         """Point the session at notebook ``path`` (``.ipynb``) or at state folder ``path``."""
@@ -160,6 +209,10 @@ class NotebookSession:
 
         kind, path = self.target()
         where: dict[str, Any] = {"state_dir": path} if kind == "state_dir" else {"notebook": path}
+        team = self.team()
+        if team is not None:
+            notebook = self.location.path if self.location is not None else None
+            where = {"store": team[0], "name": team[1], "notebook": notebook}
         run = open_run(
             **where,
             user=self.config.user or None,
@@ -387,7 +440,18 @@ class NotebookSession:
             return False
         self.stop_view()
         self._view = show_run(run)
+        self._follow(run, self._view)
         return True
+
+    def _follow(self, run: Run, view: RunView) -> None:
+        """Keep ``view`` current with a team run's changes from other machines (NOTIFY)."""
+        from skillnb.jupyter.follow import ChangeFollower, loop_scheduler
+
+        watcher = getattr(run.store, "watcher", None)
+        schedule = loop_scheduler()
+        if watcher is None or schedule is None:
+            return  # a sidecar run, or no event loop to refresh on: the view follows commits
+        self._follower = ChangeFollower(watcher(), view.refresh_if_following, schedule)
 
     @property
     def view(self) -> RunView | None:
@@ -398,11 +462,12 @@ class NotebookSession:
         """Stop the last ``RunView`` from following the run (it stays on screen, usable)."""
         if self._view is not None:
             self._view.stop()
+        if self._follower is not None:
+            self._follower.stop()
+            self._follower = None
 
     def close(self) -> None:
         """Release the run, the comm and the settings observer (``%unload_ext``)."""
         self.close_run()
         self.channel.close()
-        self.config.unobserve(
-            self._settings_changed, names=["state_dir", "user", "memory", "profile"]
-        )
+        self.config.unobserve(self._settings_changed, names=_SETTINGS)

@@ -230,6 +230,11 @@ class RunView:
         else:
             self._dirty = True
 
+    def refresh_if_following(self) -> None:
+        """Refresh, unless the view was stopped (a change made elsewhere, e.g. on a team run)."""
+        if self._following:
+            self.refresh()
+
     def _flush(self, *_args: object) -> None:
         """Show an update that was coalesced (called after each cell)."""
         if self._dirty and self._following:

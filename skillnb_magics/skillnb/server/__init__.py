@@ -8,6 +8,7 @@ installs; routes are listed in :mod:`skillnb.server.handlers`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,11 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     from skillnb.server.runs import RunRegistry
 
     root = Path(server_app.root_dir).expanduser()
+    # Kernels this server starts inherit it: team-store run names are paths from this root.
+    os.environ.setdefault("SKILLNB_ROOT", str(root.resolve()))
+    from skillnb.server.teamruns import team_access
+
+    access = team_access(os.environ, root.resolve())
     allow_hidden = bool(getattr(server_app.contents_manager, "allow_hidden", False))
-    setup_handlers(server_app.web_app, RunRegistry(root, allow_hidden=allow_hidden))
+    setup_handlers(server_app.web_app, RunRegistry(root, access=access, allow_hidden=allow_hidden))
     server_app.log.info("SKILL.nb server extension serves runs under %s", root)

@@ -4,6 +4,8 @@ Routes, under the server's base URL::
 
     GET  /skillnb/api/run?path=NB         run.describe() of the notebook's run (404: no sidecar)
     GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null}, for polling
+         ...&after=V&wait=S               for a team run: held until it passes V (long poll,
+                                          "live": true), at most 25 s; no polling needed
     POST /skillnb/api/approve             {path, gate, by?, note?}
     POST /skillnb/api/reject              {path, gate, by?, note?}
     POST /skillnb/api/milestone           {path, name}
@@ -125,6 +127,13 @@ def _text(data: dict[str, Any], key: str, *, required: bool, limit: int) -> str 
     return value
 
 
+def _bad(message: str) -> Callable[[], Awaitable[dict[str, Any]]]:
+    async def fail() -> dict[str, Any]:
+        raise BadRequest(message)
+
+    return fail
+
+
 class DescribeHandler(_RunHandler):
     """``GET /skillnb/api/run?path=``: the run at a glance."""
 
@@ -141,8 +150,18 @@ class VersionHandler(_RunHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        """Answer ``{"exists", "version"}``."""
-        await self.answer(lambda: self.registry.version(self.query_path()))
+        """Answer ``{"exists", "version"}`` (with ``after``/``wait``: a long poll)."""
+        after = self.get_query_argument("after", default=None)
+        if after is None:
+            await self.answer(lambda: self.registry.version(self.query_path()))
+            return
+        try:
+            since = int(after)
+            wait = float(self.get_query_argument("wait", default="20"))
+        except ValueError:
+            await self.answer(_bad("'after' and 'wait' must be numbers"))
+            return
+        await self.answer(lambda: self.registry.wait_version(self.query_path(), since, wait))
 
 
 class DecisionHandler(_RunHandler):

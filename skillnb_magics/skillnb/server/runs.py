@@ -123,6 +123,8 @@ class RunAccess:
     """True when the notebook has a sidecar."""
     sidecar_dir: Callable[[Path], Path] = _default_sidecar_dir
     """The notebook's sidecar folder (checked to stay inside the root)."""
+    watch: Callable[[Path], Any] | None = None
+    """For a team store: a store object of the notebook's run to wait on (``None``: sidecars)."""
 
 
 class RunRegistry:
@@ -163,6 +165,21 @@ class RunRegistry:
     async def version(self, request_path: str) -> dict[str, Any]:
         """``{"exists": bool, "version": int | None}``, cheap enough to poll."""
         return await self.call(partial(self._version, request_path))
+
+    async def wait_version(self, request_path: str, after: int, wait: float) -> dict[str, Any]:
+        """Like :meth:`version`, but for a team run held until it passes ``after`` (long poll).
+
+        The wait runs on the loop's default executor, not on the registry's worker.
+        """
+        from skillnb.server.longpoll import wait_version
+
+        now = await self.version(request_path)
+        watch = self._access.watch
+        if not now["exists"] or watch is None:
+            return {**now, "live": False}
+        notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, wait_version, watch(notebook), after, wait)
 
     async def decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None

@@ -58,6 +58,7 @@ __all__ = [
     "describe_validation_error",
     "encode_events",
     "encode_header",
+    "event_text",
     "looks_like_journal",
     "parse_line",
     "scan",
@@ -129,6 +130,23 @@ def _event_json(event: Event) -> bytes:
         raise EventRejected(
             f"event {event.seq} ({event.type}) nests more than {MAX_DEPTH} levels deep; "
             "flatten the value or store it as text"
+        )
+    return body
+
+
+def event_text(event: Event) -> bytes:
+    """The JSON of one event as a journal line holds it, without the checksum and newline.
+
+    Raises:
+        EventRejected: the event's data is not JSON (NaN, a set, a lone surrogate, ...), nests
+            deeper than :data:`MAX_DEPTH`, or is longer than :data:`MAX_LINE_BYTES`.
+
+    """
+    body = _event_json(event)
+    if len(body) > MAX_LINE_BYTES:
+        raise EventRejected(
+            f"event {event.seq} ({event.type}) is {len(body)} bytes, over the journal's "
+            f"{MAX_LINE_BYTES}-byte line limit; store large values as blobs"
         )
     return body
 

@@ -1,0 +1,117 @@
+"""Live updates for views of a team run: woken by the database, never polling (edge layer).
+
+A run in a team store can change from another machine at any moment. :class:`ChangeFollower`
+waits on the store's ``LISTEN``/``NOTIFY`` channel (:meth:`PostgresStore.wait_for_change`)
+in a daemon thread, with a store object of its own, and hands each change to ``schedule``,
+which runs the callback where the run may be touched: the kernel's event loop, between
+cells. Sidecar runs have no such channel; their views follow the kernel's own commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from skillnb.errors import SkillnbError
+
+__all__ = ["ChangeFollower", "Watchable", "loop_scheduler"]
+
+_WAIT = 10.0  # seconds per wait: how soon a stop is noticed (a change wakes it at once)
+_AFTER_ERROR = 5.0  # seconds before listening again when the server is unreachable
+
+
+class Watchable(Protocol):
+    """What the follower needs from a store."""
+
+    def head(self) -> int:
+        """The latest committed version."""
+        ...
+
+    def wait_for_change(self, version: int, timeout: float) -> int:
+        """Block until the head passes ``version`` or ``timeout`` ends; return the head."""
+        ...
+
+    def close(self) -> None:
+        """Release the connections."""
+        ...
+
+
+def loop_scheduler() -> Callable[[Callable[[], None]], None] | None:
+    """A scheduler onto the running event loop of this thread (the kernel's), or ``None``."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+    def schedule(callback: Callable[[], None]) -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(callback)
+
+    return schedule
+
+
+class ChangeFollower:
+    """Call ``on_change`` (through ``schedule``) each time the run moves.
+
+    Args:
+        store: a store object for the follower alone (it is closed on :meth:`stop`).
+        on_change: what to do after a change (e.g. refresh a view).
+        schedule: runs a callback in the right thread.
+
+    """
+
+    def __init__(
+        self,
+        store: Watchable,
+        on_change: Callable[[], None],
+        schedule: Callable[[Callable[[], None]], None],
+    ) -> None:
+        self._store = store
+        self._on_change = on_change
+        self._schedule = schedule
+        self._stopped = threading.Event()
+        self.changes = 0
+        """How many changes were handed on (for tests and diagnostics)."""
+        self._thread = threading.Thread(target=self._follow, name="skillnb-follow", daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        try:
+            self._loop()
+        finally:
+            self._store.close()
+
+    def _loop(self) -> None:
+        seen: int | None = None
+        while not self._stopped.is_set():
+            try:
+                if seen is None:
+                    seen = self._store.head()
+                head = self._store.wait_for_change(seen, _WAIT)
+            except SkillnbError:
+                seen = None  # read the head again once the server is back
+                self._stopped.wait(_AFTER_ERROR)
+                continue
+            if head > seen and not self._stopped.is_set():
+                seen = head
+                self.changes += 1
+                self._schedule(self._handle)
+
+    def _handle(self) -> None:
+        if not self._stopped.is_set():
+            self._on_change()
+
+    def stop(self) -> None:
+        """Stop following: no callback is handed on after this returns.
+
+        The thread notices within one wait (at most ten seconds, at once on a change) and then
+        closes its store; nothing waits for it.
+        """
+        self._stopped.set()
+
+    @property
+    def alive(self) -> bool:
+        """True until the thread has ended."""
+        return self._thread.is_alive()

@@ -1,0 +1,86 @@
+"""Waiting for a team run to change, on ``LISTEN``/``NOTIFY`` (store layer).
+
+Every commit of a run (``skillnb_append``) and every compaction sends
+``NOTIFY skillnb_changes, '<run name>'``. A :class:`ChangeListener` keeps a connection of its
+own that listens on that channel, so waiting costs nothing on the server and wakes at once:
+no polling. It reads the run's head on that same connection, so a store's main connection
+can be busy (or held under the run's lock) meanwhile.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+
+from skillnb.errors import StoreUnavailable
+from skillnb.store.pg_schema import CHANNEL
+from skillnb.store.pg_session import Conn, PgSession, Retry
+
+__all__ = ["ChangeListener"]
+
+
+class ChangeListener:
+    """Waits for run ``name`` in the database at ``url`` to move past a version.
+
+    It has a session (a connection, connected lazily with the store's retry policy) of its
+    own, so one thread may wait while another uses the store.
+    """
+
+    def __init__(self, url: str, name: str, retry: Retry | None = None) -> None:
+        self._session = PgSession(url, retry=retry, check_schema=False)
+        self._name = name
+        self._conn: Conn | None = None
+        self._mutex = threading.Lock()
+
+    def wait(self, version: int, timeout: float) -> int:
+        """Block until the head passes ``version`` or ``timeout`` seconds pass; return it.
+
+        Raises:
+            StoreUnavailable: the server could not be reached, or the connection broke.
+
+        """
+        deadline = time.monotonic() + max(timeout, 0.0)
+        with self._mutex:
+            conn = self._listening()
+            try:
+                head = self._head(conn)
+                while head <= version:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    # Consume the generator before the next query: it holds the connection.
+                    notes = list(conn.notifies(timeout=left, stop_after=1))
+                    if any(note.payload == self._name for note in notes):
+                        head = self._head(conn)
+            except psycopg.Error as exc:
+                self._conn = None
+                self._session.close()
+                raise StoreUnavailable(
+                    self._session.location, "the change listener lost its connection"
+                ) from exc
+            return head
+
+    def close(self) -> None:
+        """Stop listening and close the connection."""
+        with self._mutex:
+            self._conn = None
+            self._session.close()
+
+    def _head(self, conn: Conn) -> int:
+        row = conn.execute(
+            "SELECT version FROM skillnb_runs WHERE name = %s", (self._name,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def _listening(self) -> Conn:
+        """The session's connection, listening (again, after a reconnection)."""
+
+        def start(conn: Conn) -> Conn:
+            if conn is not self._conn:
+                conn.execute(f"LISTEN {CHANNEL}")
+                self._conn = conn
+            return conn
+
+        return self._session.run(start)

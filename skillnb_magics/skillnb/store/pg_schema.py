@@ -1,0 +1,218 @@
+"""The PostgreSQL schema of the team store, versioned, and its upgrades (store layer).
+
+Tables (all prefixed ``skillnb_``):
+
+``skillnb_schema``
+    one row: the schema version this database is at.
+``skillnb_runs``
+    one row per run name: its latest committed ``version`` (the compare-and-swap target).
+``skillnb_events``
+    the append-only journal of every run, keyed by ``(run, seq)``. ``line`` is the event's
+    exact journal text (what readers decode, so a run moves between a sidecar and a database
+    byte for byte); ``data`` is the same payload as JSONB, for queries and reports (``NULL``
+    only for the rare payload JSONB cannot hold, a string with a NUL character).
+``skillnb_snapshots``
+    the compacted state of a run at a version (``body`` exact, ``state`` JSONB).
+``skillnb_blobs``
+    content-addressed large values, shared by all runs: ``ref`` is ``sha256:<hex>``.
+
+``skillnb_append(...)`` commits one append in one statement: it takes the run's
+transaction-scoped advisory lock, compares the run's version with the expected one, inserts
+the events, moves the version and sends ``NOTIFY skillnb_changes`` with the run name. One
+statement is one transaction, so a failure leaves nothing half-written.
+
+:func:`upgrade` creates or migrates the schema (``skillnb db upgrade URL``); :func:`check`
+refuses a database whose schema is newer than this skillnb knows, and one that is older with
+the command that upgrades it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from skillnb.errors import SkillnbError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = [
+    "CHANNEL",
+    "LOCK_CLASS",
+    "SCHEMA_VERSION",
+    "NewerSchemaError",
+    "OlderSchemaError",
+    "check",
+    "upgrade",
+]
+
+SCHEMA_VERSION = 1
+"""The schema version this skillnb writes and reads."""
+
+LOCK_CLASS = 0x536B4E62  # "SkNb": the first key of every advisory lock skillnb takes
+"""The first half of skillnb's advisory-lock keys; the second is ``hashtext(run name)``."""
+
+CHANNEL = "skillnb_changes"
+"""The NOTIFY channel; the payload is the name of the run that changed."""
+
+_SCHEMA_LOCK = 0  # second key of the lock that serialises schema upgrades
+
+_V1 = """
+CREATE TABLE skillnb_schema (
+    version integer NOT NULL,
+    upgraded_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE skillnb_runs (
+    name text PRIMARY KEY,
+    version bigint NOT NULL DEFAULT 0 CHECK (version >= 0),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE skillnb_events (
+    run text NOT NULL REFERENCES skillnb_runs (name),
+    seq bigint NOT NULL CHECK (seq > 0),
+    type text NOT NULL,
+    at timestamptz NOT NULL,
+    data jsonb,
+    line text NOT NULL,
+    PRIMARY KEY (run, seq)
+);
+CREATE TABLE skillnb_snapshots (
+    run text PRIMARY KEY REFERENCES skillnb_runs (name),
+    version bigint NOT NULL,
+    state jsonb,
+    body text NOT NULL,
+    written_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE skillnb_blobs (
+    ref text PRIMARY KEY CHECK (ref ~ '^sha256:[0-9a-f]{64}$'),
+    data bytea NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE FUNCTION skillnb_append(
+    p_run text, p_expected bigint, p_types text[], p_ats text[], p_lines text[],
+    p_plain boolean[]
+) RETURNS TABLE (ok boolean, head bigint) LANGUAGE plpgsql AS $fn$
+DECLARE
+    cur bigint;
+    n integer := coalesce(cardinality(p_lines), 0);
+BEGIN
+    PERFORM pg_advisory_xact_lock(1399541346, hashtext(p_run));
+    SELECT r.version INTO cur FROM skillnb_runs AS r WHERE r.name = p_run FOR UPDATE;
+    IF NOT FOUND THEN
+        cur := 0;
+        IF p_expected = 0 AND n > 0 THEN
+            INSERT INTO skillnb_runs (name, version) VALUES (p_run, 0);
+        END IF;
+    END IF;
+    IF cur <> p_expected OR n = 0 THEN
+        RETURN QUERY SELECT cur = p_expected, cur;
+        RETURN;
+    END IF;
+    INSERT INTO skillnb_events (run, seq, type, at, data, line)
+    SELECT p_run, p_expected + i, p_types[i], p_ats[i]::timestamptz,
+           CASE WHEN p_plain[i] THEN (p_lines[i]::jsonb) -> 'data' END, p_lines[i]
+    FROM generate_series(1, n) AS i;
+    UPDATE skillnb_runs AS r SET version = p_expected + n, updated_at = now()
+    WHERE r.name = p_run;
+    PERFORM pg_notify('skillnb_changes', p_run);
+    RETURN QUERY SELECT true, p_expected + n;
+END
+$fn$;
+INSERT INTO skillnb_schema (version) VALUES (1);
+"""
+# The function spells LOCK_CLASS and CHANNEL out; tests check that they agree.
+
+MIGRATIONS: dict[int, str] = {0: _V1}
+"""SQL that takes the schema from version ``n`` (the key) to ``n + 1``; 0 is an empty database."""
+
+
+class NewerSchemaError(SkillnbError):
+    """The database was set up by a newer skillnb; this one refuses to touch it.
+
+    Attributes:
+        location: the database, password redacted.
+        found: its schema version.
+        supported: the newest version this skillnb knows.
+
+    """
+
+    def __init__(self, location: str, found: int) -> None:
+        self.location = location
+        self.found = found
+        self.supported = SCHEMA_VERSION
+        super().__init__(
+            f"{location}: the skillnb schema is at version {found}, newer than this skillnb "
+            f"knows (up to {SCHEMA_VERSION}); upgrade skillnb (pip install -U skillnb) to use it"
+        )
+
+
+class OlderSchemaError(SkillnbError):
+    """The database's schema is older than this skillnb's: it needs ``skillnb db upgrade``."""
+
+    def __init__(self, location: str, found: int) -> None:
+        self.location = location
+        self.found = found
+        super().__init__(
+            f"{location}: the skillnb schema is at version {found}, older than this skillnb's "
+            f"{SCHEMA_VERSION}; run `skillnb db upgrade URL` to migrate it"
+        )
+
+
+def current_version(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+    """The schema version of the database behind ``conn`` (0 when skillnb never set it up)."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables "
+        "WHERE schemaname = current_schema() AND tablename = 'skillnb_schema')"
+    ).fetchone()
+    if not row or not row[0]:
+        return 0
+    found = conn.execute("SELECT max(version) FROM skillnb_schema").fetchone()
+    return int(found[0]) if found and found[0] is not None else 0
+
+
+def check(conn: psycopg.Connection[tuple[Any, ...]], location: str) -> int:
+    """Make sure the schema is usable: create it in an empty database, refuse other versions.
+
+    Returns:
+        The schema version (always :data:`SCHEMA_VERSION` on return).
+
+    Raises:
+        NewerSchemaError: a newer skillnb set the database up.
+        OlderSchemaError: the schema needs ``skillnb db upgrade``.
+
+    """
+    found = current_version(conn)
+    if found == SCHEMA_VERSION:
+        return found
+    if found > SCHEMA_VERSION:
+        raise NewerSchemaError(location, found)
+    if found == 0:
+        return upgrade(conn, location)[1]
+    raise OlderSchemaError(location, found)
+
+
+def upgrade(conn: psycopg.Connection[tuple[Any, ...]], location: str) -> tuple[int, int]:
+    """Create or migrate the schema, in one transaction, one upgrader at a time.
+
+    Returns:
+        The versions before and after.
+
+    Raises:
+        NewerSchemaError: a newer skillnb set the database up (nothing is changed).
+
+    """
+    # The lock is taken before the transaction starts, so that the transaction sees (catalog
+    # caches included) what an upgrader that held the lock before committed.
+    conn.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_CLASS, _SCHEMA_LOCK))
+    try:
+        with conn.transaction():
+            before = current_version(conn)
+            if before > SCHEMA_VERSION:
+                raise NewerSchemaError(location, before)
+            for version in range(before, SCHEMA_VERSION):
+                conn.execute(MIGRATIONS[version].encode())
+                if version > 0:
+                    conn.execute("UPDATE skillnb_schema SET version = %s", (version + 1,))
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, _SCHEMA_LOCK))
+    return before, SCHEMA_VERSION

@@ -1,0 +1,81 @@
+"""Live updates of team runs: LISTEN/NOTIFY wakes waiters and views, on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from datetime import UTC, datetime
+
+from pg import PgServer, run_name
+from skillnb.core.records import EventDraft
+from skillnb.jupyter.follow import ChangeFollower, loop_scheduler
+from skillnb.store.postgres import PostgresStore
+
+
+def _draft(kind: str = "note") -> EventDraft:
+    return EventDraft(type=kind, at=datetime.now(UTC))
+
+
+def test_a_waiter_wakes_when_another_connection_commits(pg_server: PgServer) -> None:
+    name = run_name("live")
+    waiter, writer, other = (
+        PostgresStore(pg_server.url, name),
+        PostgresStore(pg_server.url, name),
+        PostgresStore(pg_server.url, run_name("other")),
+    )
+    assert waiter.wait_for_change(0, timeout=0.2) == 0  # nothing happened: the timeout
+    woke: list[tuple[int, float]] = []
+
+    def wait() -> None:
+        started = time.monotonic()
+        woke.append((waiter.wait_for_change(0, timeout=60), time.monotonic() - started))
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    time.sleep(0.5)
+    other.append([_draft()], expected_version=0)  # another run's change does not wake it
+    time.sleep(0.3)
+    assert woke == []
+    writer.append([_draft(), _draft()], expected_version=0)
+    thread.join(timeout=60)
+    [(head, waited)] = woke
+    assert head == 2
+    assert waited < 30  # woken by the notification, long before the timeout
+    assert waiter.wait_for_change(1, timeout=5) == 2  # already past: returns at once
+    for store in (waiter, writer, other):
+        store.close()
+
+
+def test_a_follower_hands_changes_to_the_event_loop(pg_server: PgServer) -> None:
+    name = run_name("follow")
+    writer = PostgresStore(pg_server.url, name)
+    writer.append([_draft()], expected_version=0)
+    seen: list[str] = []
+    done = threading.Event()
+
+    async def follow() -> None:
+        schedule = loop_scheduler()
+        assert schedule is not None
+        loop_thread = threading.current_thread().name
+
+        def on_change() -> None:
+            seen.append(threading.current_thread().name)
+            if len(seen) == 2:
+                done.set()
+
+        follower = ChangeFollower(writer.watcher(), on_change, schedule)
+        await asyncio.sleep(0.5)
+        writer.append([_draft()], expected_version=1)
+        while len(seen) < 1:
+            await asyncio.sleep(0.05)
+        writer.append([_draft()], expected_version=2)
+        while not done.is_set():
+            await asyncio.sleep(0.05)
+        follower.stop()
+        assert seen == [loop_thread, loop_thread]  # run in the loop's thread, not the follower's
+        assert follower.changes == 2
+
+    asyncio.run(asyncio.wait_for(follow(), timeout=60))
+    assert loop_scheduler() is None  # outside a loop there is nowhere to hand changes to
+    writer.close()
