@@ -29,7 +29,14 @@ from skillnb.run import Run, sidecar_exists
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 SUPPORT = ("conftest.py", "resume_extractor.py", "data")
-EXAMPLES = ("quickstart", "market_research", "resume_batch", "agent_context", "suggest_recall")
+EXAMPLES = (
+    "quickstart",
+    "market_research",
+    "resume_batch",
+    "agent_context",
+    "suggest_recall",
+    "langgraph_agent",
+)
 
 pytestmark = pytest.mark.slow
 
@@ -151,6 +158,20 @@ def _agent_context(folder: Path, home: Path) -> None:
     assert memory.get_id("ticket") == "CHURN-42"
 
 
+def _langgraph_agent(folder: Path, _home: Path) -> None:
+    run = _open(folder / "langgraph_agent.ipynb")
+    assert run.state == "drafted"
+    assert run.fact("findings") is not None
+    thread = run.journal.refresh().graph_threads["weekly-brief"]
+    assert thread.next == []
+    assert thread.interrupts == []
+    assert len(_events(run, "langgraph.checkpoint")) == thread.checkpoints
+    decided = _events(run, "approval.decided")
+    assert [(d["status"], d["by"]) for d in decided] == [("approved", "team-lead")]
+    assert len(_events(run, "approval.consumed")) == 1
+    assert run.pending() == []
+
+
 def _suggest_recall(folder: Path, home: Path) -> None:
     from skillnb.memory.recall import RecallIndex
 
@@ -182,6 +203,7 @@ CHECKS = {
     "market_research": _market_research,
     "resume_batch": _resume_batch,
     "agent_context": _agent_context,
+    "langgraph_agent": _langgraph_agent,
     "suggest_recall": _suggest_recall,
 }
 

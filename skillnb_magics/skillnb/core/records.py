@@ -27,6 +27,8 @@ __all__ = [
     "FollowUp",
     "GateReport",
     "GateResult",
+    "GraphInterrupt",
+    "GraphThread",
     "JsonValue",
     "Milestone",
     "Owner",
@@ -349,6 +351,42 @@ class Milestone(_Record):
     at: datetime
 
 
+# -- LangGraph threads kept in the run (see skillnb.integrations.langgraph) ---------------------
+
+
+class GraphInterrupt(_Record):
+    """An ``interrupt()`` a LangGraph thread waits on."""
+
+    id: str
+    """LangGraph's interrupt id (also the id of the approval request it opened)."""
+    node: str = ""
+    """The node that raised it."""
+    value: str = ""
+    """A preview of what it asks (JSON text, clipped)."""
+
+
+class GraphThread(_Record):
+    """The head of a LangGraph thread whose checkpoints live in this run."""
+
+    v: int = RECORD_VERSION
+    thread_id: str
+    """LangGraph's ``thread_id``."""
+    checkpoint: str
+    """The id of the latest checkpoint (root namespace)."""
+    step: int | None = None
+    """Its ``metadata["step"]``."""
+    source: str | None = None
+    """Its ``metadata["source"]`` (``input``, ``loop``, ``update``, ``fork``)."""
+    next: list[str] = Field(default_factory=list)
+    """The nodes it schedules next."""
+    interrupts: list[GraphInterrupt] = Field(default_factory=list)
+    """Interrupts raised at the latest checkpoint and not resumed yet."""
+    checkpoints: int = 0
+    """How many checkpoints the thread holds (root namespace)."""
+    updated_at: datetime | None = None
+    """When the thread last changed."""
+
+
 class RunState(_Record):
     """Everything a run knows at one version: the snapshot that compaction writes.
 
@@ -398,3 +436,5 @@ class RunState(_Record):
     """Steps and batch items held by a process, by claim key."""
     last_operation: str | None = None
     """A one-line description of the last event."""
+    graph_threads: dict[str, GraphThread] = Field(default_factory=dict)
+    """LangGraph threads checkpointed in this run, by thread id (heads only)."""

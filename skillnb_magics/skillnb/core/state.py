@@ -31,6 +31,9 @@ type                        data
 ``batch.item_done``         ``batch``, ``item``
 ``keyids.set``              ``ids`` (merged into ``key_ids``)
 ``milestone.recorded``      ``name``, ``state``, ``facts`` (key -> version)
+``langgraph.*``             ``thread`` (or ``target``), ``head`` (a :class:`GraphThread` dump
+                            without ``thread_id``, or ``None``); the rest is the LangGraph
+                            saver's (:mod:`skillnb.integrations.langgraph.index`)
 ``claim.taken``             ``claim`` (a :class:`Claim` dump)
 ``claim.renewed``           ``key``, ``owner`` (the owner's id), ``until``
 ``claim.released``          ``key``
@@ -62,6 +65,7 @@ from skillnb.core.records import (
     Firing,
     FollowUp,
     GateReport,
+    GraphThread,
     Milestone,
     RunState,
     Step,
@@ -210,6 +214,33 @@ def _milestone(state: RunState, e: Event) -> None:
     )
 
 
+# -- LangGraph threads: the saver puts the thread's new head in each event that changes it --
+
+
+def _graph_head(state: RunState, e: Event) -> None:
+    thread = str(e.data.get("target", e.data.get("thread")))
+    if "head" not in e.data and e.type != "langgraph.deleted":
+        return  # the thread's head did not change
+    head = e.data.get("head")
+    if head is None:
+        state.graph_threads.pop(thread, None)
+        return
+    if not isinstance(head, dict):
+        raise MalformedEvent("head must be an object or null")
+    state.graph_threads[thread] = GraphThread.model_validate(
+        {**head, "thread_id": thread, "updated_at": e.at}
+    )
+
+
+_GRAPH_EVENTS = (
+    "langgraph.checkpoint",
+    "langgraph.writes",
+    "langgraph.pruned",
+    "langgraph.deleted",
+    "langgraph.copied",
+)
+
+
 def _claimed(state: RunState, e: Event) -> None:
     claim = Claim.model_validate(e.data["claim"])
     state.claims[claim.key] = claim
@@ -247,6 +278,7 @@ _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
     "batch.item_done": _item_done,
     "keyids.set": _keyids,
     "milestone.recorded": _milestone,
+    **dict.fromkeys(_GRAPH_EVENTS, _graph_head),
     "claim.taken": _claimed,
     "claim.renewed": _renewed,
     "claim.released": _released,
@@ -332,6 +364,20 @@ _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{d.get('skipped')} skipped)"
     ),
     "store.lost": lambda d: "an event lost to damage (kept as a placeholder by repair)",
+    "langgraph.checkpoint": lambda d: (
+        f"thread {d.get('thread')}: checkpoint"
+        + (
+            f" step {d['head']['step']}"
+            if d.get("head") and d["head"].get("step") is not None
+            else ""
+        )
+    ),
+    "langgraph.writes": lambda d: f"thread {d.get('thread')}: {len(d.get('writes', []))} writes",
+    "langgraph.pruned": lambda d: (
+        f"thread {d.get('thread')}: {len(d.get('ids', []))} checkpoints pruned"
+    ),
+    "langgraph.deleted": lambda d: f"thread {d.get('thread')} deleted",
+    "langgraph.copied": lambda d: f"thread {d.get('source')} copied to {d.get('target')}",
     "claim.taken": lambda d: f"claimed {d['claim'].get('key')}",
     "claim.renewed": lambda d: f"claim on {d.get('key')} renewed",
     "claim.released": lambda d: f"claim on {d.get('key')} released",

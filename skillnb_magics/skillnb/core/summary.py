@@ -13,11 +13,12 @@ names that are not plain tokens are JSON-quoted, and the fence is longer than an
 run inside, so recorded text can neither close the block nor forge lines outside it.
 
 Budget: lines are kept in priority order while they fit; the rest is dropped and counted.
-Highest first: run header, pending approvals, blocked gates, open follow-ups and uncertain
-steps, next triggers,
-decisions, constraints, batches, key ids, summary, data and note facts, skill memory,
-recalled items, milestones, history; newest first within facts and history. Below the size of
-the frame the result is the title and a count of what was left out, then the title clipped.
+Highest first: run header, pending approvals, blocked gates, open follow-ups and
+uncertain steps, next triggers,
+LangGraph threads, decisions, constraints, batches, key ids, summary, data and note facts,
+skill memory, recalled items, milestones, history; newest first within facts and history.
+Below the size of the frame the result is the title and a count of what was left out, then
+the title clipped.
 """
 
 from __future__ import annotations
@@ -232,6 +233,26 @@ def _next_group(view: Mapping[str, Any]) -> _Group:
     return group
 
 
+def _thread_group(view: Mapping[str, Any]) -> _Group:
+    rows = sorted(_rows(view, "threads"), key=lambda t: str(t.get("thread_id")))
+    group = _Group(4, f"## LangGraph threads ({len(rows):,})", ("thread line", "thread lines"))
+    for t in rows:
+        step = t.get("step")
+        where = f"step {step if isinstance(step, int) else '?'} ({_name(t.get('source'))})"
+        checkpoint = f", checkpoint {_name(t.get('checkpoint'))}" if t.get("checkpoint") else ""
+        next_ = _names(t.get("next")) if t.get("next") else "(finished)"
+        group.lines.append(
+            f"- {_name(t.get('thread_id'))}: {where}{checkpoint}, "
+            f"{_int(t.get('checkpoints')):,} checkpoints; next: {next_}"
+        )
+        group.lines += [
+            f"  - waiting on interrupt() in {_name(i.get('node'))}{_id(i.get('id'))}: "
+            f"{_text(i.get('value'))}"
+            for i in _rows(t, "interrupts")
+        ]
+    return group
+
+
 def _fact_groups(view: Mapping[str, Any]) -> list[_Group]:
     by_kind: dict[str, list[Mapping[str, Any]]] = {kind: [] for kind in _FACT_RANKS}
     for f in _rows(view, "facts"):
@@ -316,6 +337,7 @@ def _groups(
         _follow_up_group(view),
         _uncertain_group(view),
         _next_group(view),
+        _thread_group(view),
         *_fact_groups(view),
         _batch_group(view),
         _key_id_group(view),

@@ -4,8 +4,9 @@
 the server extension), ``skillnb status --json`` and the LLM summary. Its shape (``"v": 1``):
 
 ``run_id, workflow, state, version, updated_at, states, visited, next, facts, pending,
-uncertain, batches, key_ids, milestones, last_report, history, mermaid, profile,
-follow_ups``.
+uncertain, batches, key_ids, milestones, last_report, history, mermaid, threads, profile,
+follow_ups`` (``threads``: the LangGraph threads checkpointed in the run, see
+:func:`graph_threads`).
 
 ``profile`` is the profile the gates are evaluated under (bypassed gates show as passed with
 the message ``bypassed (profile NAME)``); ``follow_ups`` lists the open follow-ups that
@@ -23,13 +24,13 @@ from typing import Any
 from skillnb.core.bending import open_follow_ups
 from skillnb.core.claims import step_claim_key
 from skillnb.core.graph import to_mermaid
-from skillnb.core.records import Event, GateReport, GateResult
+from skillnb.core.records import Event, GateReport, GateResult, RunState
 from skillnb.core.state import describe_event
 from skillnb.service.approvals import Approvals
 from skillnb.service.gates import Gates
 from skillnb.service.owner import is_uncertain
 
-__all__ = ["VIEW_VERSION", "describe", "stable_view"]
+__all__ = ["VIEW_VERSION", "describe", "graph_threads", "stable_view"]
 
 VIEW_VERSION = 1
 _CODE_KINDS = ("python", "resource")
@@ -96,8 +97,10 @@ def _next(gates: Gates, evaluate_code: bool) -> list[dict[str, Any]]:
     return out
 
 
-_BOOKKEEPING = frozenset({"step.started", "step.committed"})
-"""Events every durable step writes; the view's history leaves them out (failures stay)."""
+_BOOKKEEPING = frozenset(
+    {"step.started", "step.committed", "langgraph.checkpoint", "langgraph.writes"}
+)
+"""Events every durable step or LangGraph step writes; the view's history leaves them out."""
 
 
 def _meaningful(events: list[Event]) -> list[Event]:
@@ -199,7 +202,25 @@ def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
         )
         if workflow
         else None,
+        "threads": graph_threads(state),
     }
+
+
+def graph_threads(state: RunState) -> list[dict[str, Any]]:
+    """The LangGraph threads of the run: head checkpoint, next nodes, open interrupts."""
+    return [
+        {
+            "thread_id": t.thread_id,
+            "checkpoint": t.checkpoint,
+            "step": t.step,
+            "source": t.source,
+            "next": list(t.next),
+            "interrupts": [{"id": i.id, "node": i.node, "value": i.value} for i in t.interrupts],
+            "checkpoints": t.checkpoints,
+            "updated_at": _iso(t.updated_at),
+        }
+        for t in sorted(state.graph_threads.values(), key=lambda t: t.thread_id)
+    ]
 
 
 _VOLATILE = {
@@ -208,6 +229,7 @@ _VOLATILE = {
     "follow_ups": ("id", "opened_at"),
     "milestones": ("at",),
     "history": ("at",),
+    "threads": ("checkpoint", "updated_at"),
 }
 
 
@@ -217,6 +239,8 @@ def stable_view(view: dict[str, Any]) -> dict[str, Any]:
     for key, fields in _VOLATILE.items():
         rows = view.get(key) or []
         out[key] = [{k: (None if k in fields else v) for k, v in row.items()} for row in rows]
+    for row in out["threads"]:
+        row["interrupts"] = [{**i, "id": None} for i in row["interrupts"]]
     run_id = view.get("run_id")
     if run_id:
         for row in out["history"]:
