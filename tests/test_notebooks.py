@@ -108,9 +108,23 @@ def _market_research(folder: Path, _home: Path) -> None:
     assert blocked
     assert not all(r["passed"] for r in blocked[0]["results"])
     decided = _events(run, "approval.decided")
-    assert [(d["status"], d["by"], d["note"]) for d in decided] == [("approved", "editor", "Go")]
-    assert len(_events(run, "approval.consumed")) == 1
+    assert [(d["status"], d["by"], d["note"]) for d in decided] == [
+        ("approved", "analyst", "last week's prices are fine"),
+        ("approved", "editor", "Go"),
+    ]
+    escalated = [a for a in run.snapshot.approvals.values() if a.gate == "prices_fresh"]
+    assert [a.message for a in escalated] == [
+        "The price feed does not answer: analyse with last week's prices?"
+    ]
+    assert len(_events(run, "approval.consumed")) == 2
     assert run.pending() == []
+    (follow_up,) = run.snapshot.follow_ups.values()
+    assert (follow_up.gate, follow_up.status, follow_up.resolved_by) == (
+        "quality_ok",
+        "resolved",
+        "analyst",
+    )
+    assert run.follow_ups() == []
 
 
 def _resume_batch(folder: Path, home: Path) -> None:

@@ -19,6 +19,7 @@ import {
   reportSection,
   runSection,
   uncertainSection,
+  followUpSection,
   type IApprovalHandlers
 } from './sections';
 import { PANEL_ID, POLL_INTERVAL_MS } from './tokens';
@@ -177,6 +178,7 @@ export class RunPanel extends Widget {
       runSection(run),
       pendingSection(run.pending, this._handlers),
       nextSection(run.next, pendingGates),
+      followUpSection(run.follow_ups),
       uncertainSection(run.uncertain),
       batchSection(run.batches),
       factSection(run.facts),

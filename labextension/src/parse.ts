@@ -23,6 +23,7 @@ import type {
   IRunVersion,
   ISkillnbBundle,
   IUncertainStep,
+  IFollowUp,
   TriggerStatus
 } from './types';
 
@@ -131,6 +132,19 @@ function readUncertain(item: Dict): IUncertainStep {
   };
 }
 
+function readFollowUp(item: Dict): IFollowUp {
+  return {
+    id: str(item.id),
+    gate: str(item.gate),
+    state: strOrNull(item.state),
+    trigger: strOrNull(item.trigger),
+    reason: str(item.reason),
+    text: str(item.text),
+    opened_seq: num(item.opened_seq),
+    opened_at: strOrNull(item.opened_at)
+  };
+}
+
 function readBatch(item: Dict): IBatchView {
   return {
     name: str(item.name),
@@ -203,7 +217,9 @@ export function parseDescription(value: unknown): IRunDescription {
     milestones: list(value.milestones, readMilestone),
     last_report: readReport(value.last_report),
     history: list(value.history, readHistory),
-    mermaid: strOrNull(value.mermaid)
+    mermaid: strOrNull(value.mermaid),
+    profile: str(value.profile) || 'default',
+    follow_ups: list(value.follow_ups, readFollowUp)
   };
 }
 

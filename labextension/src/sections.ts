@@ -7,6 +7,7 @@ import { gateReason, gateStatus, mark } from './marks';
 import type {
   IBatchView,
   IFactView,
+  IFollowUp,
   IGateReportView,
   IGateView,
   IHistoryEntry,
@@ -87,6 +88,7 @@ export function runSection(run: IRunDescription): HTMLElement {
       className: 'jp-skillnb-muted',
       text:
         `${run.workflow ? `workflow ${run.workflow} · ` : ''}version ${run.version}` +
+        (run.profile !== 'default' ? ` · profile ${run.profile}` : '') +
         (run.updated_at ? ` · updated ${when(run.updated_at)}` : '')
     }),
     chips.length ? h('div', { className: 'jp-skillnb-chips' }, chips) : null
@@ -173,6 +175,29 @@ export function nextSection(
     )
   );
   return section('next', 'Next', [
+    h('ul', { className: 'jp-skillnb-list' }, items)
+  ]);
+}
+
+/** Follow-ups that warning gates left, open until resolved. */
+export function followUpSection(followUps: IFollowUp[]): HTMLElement | null {
+  if (!followUps.length) {
+    return null;
+  }
+  const items = followUps.map(item =>
+    h('li', { className: 'jp-skillnb-follow-up' }, [
+      h('strong', { text: clip(item.text, PREVIEW_CHARS) }),
+      h('div', {
+        className: 'jp-skillnb-muted',
+        text: `gate ${item.gate} warned in ${item.state ?? '?'}: ${clip(item.reason, PREVIEW_CHARS)}`
+      }),
+      h('div', {
+        className: 'jp-skillnb-muted',
+        text: `resolve with %skillnb resolve ${item.gate}`
+      })
+    ])
+  );
+  return section('follow-ups', `Follow-ups (${followUps.length})`, [
     h('ul', { className: 'jp-skillnb-list' }, items)
   ]);
 }

@@ -47,6 +47,18 @@ export interface IPendingApproval {
   requested_at: string | null;
 }
 
+/** Something a warning gate left to do, open until resolved. */
+export interface IFollowUp {
+  id: string;
+  gate: string;
+  state: string | null;
+  trigger: string | null;
+  reason: string;
+  text: string;
+  opened_seq: number;
+  opened_at: string | null;
+}
+
 /** A step that started and never committed. */
 export interface IUncertainStep {
   key: string;
@@ -106,6 +118,9 @@ export interface IRunDescription {
   last_report: IGateReportView | null;
   history: IHistoryEntry[];
   mermaid: string | null;
+  /** The run profile gates are evaluated under (`default` unless one was chosen). */
+  profile: string;
+  follow_ups: IFollowUp[];
 }
 
 /** `GET /skillnb/api/version`. */

@@ -26,6 +26,8 @@ export function description(
     facts: [],
     pending: [],
     uncertain: [],
+    profile: 'default',
+    follow_ups: [],
     batches: [],
     key_ids: {},
     milestones: [],

@@ -45,6 +45,34 @@ describe('parseDescription', () => {
     assert.deepEqual(run.key_ids, {});
   });
 
+  it('reads the profile and the open follow-ups', () => {
+    const run = parseDescription({
+      v: 1,
+      run_id: 'r',
+      profile: 'demo',
+      follow_ups: [
+        {
+          id: 'f1',
+          gate: 'quality_ok',
+          state: 'analyzing',
+          trigger: 'analysis_done',
+          reason: 'score is low',
+          text: 'Add a caveat',
+          opened_seq: 12,
+          opened_at: null
+        },
+        'junk'
+      ]
+    });
+    assert.equal(run.profile, 'demo');
+    assert.equal(run.follow_ups.length, 1);
+    assert.equal(run.follow_ups[0].text, 'Add a caveat');
+    assert.equal(run.follow_ups[0].opened_seq, 12);
+    const older = parseDescription({ v: 1, run_id: 'r' });
+    assert.equal(older.profile, 'default');
+    assert.deepEqual(older.follow_ups, []);
+  });
+
   it('refuses another format version and non-objects', () => {
     assert.throws(
       () => parseDescription({ v: 2 }),

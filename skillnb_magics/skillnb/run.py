@@ -18,13 +18,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from skillnb.core.gates import GateSpec
+from skillnb.core.gates import DEFAULT_PROFILE, GateSpec
 from skillnb.core.records import (
     Approval,
     Event,
     EventDraft,
     Fact,
     FactKind,
+    FollowUp,
     GateReport,
     JsonValue,
     RunState,
@@ -36,6 +37,7 @@ from skillnb.service.approvals import Approvals
 from skillnb.service.batches import ProgressFactory, iterate
 from skillnb.service.claims import Claims, lease_from_env
 from skillnb.service.facts import write_fact
+from skillnb.service.followups import FollowUps
 from skillnb.service.gates import Gates, StepOutcome
 from skillnb.service.journal import Clock, ListenerWarning, RunJournal
 from skillnb.service.steps import FormalizeOutcome, Steps, formalize_step
@@ -83,6 +85,7 @@ class Run:
         memory: SkillMemory | bool | None = None,
         blob_threshold: int | None = None,
         notebook: Path | None = None,
+        profile: str | None = None,
         limits: Limits | None = None,
         lease: float | None = None,
     ) -> None:
@@ -102,8 +105,11 @@ class Run:
         self.gates = Gates(self.journal, self.steps)
         self.approvals = Approvals(self.journal)
         self.progress_factory: ProgressFactory | None = None
+        self.gates.profile = profile or self.journal.env.get("SKILLNB_PROFILE") or DEFAULT_PROFILE
         if workflow is not None:
             self.bind(workflow)
+        elif self.journal.workflow is not None:
+            self.journal.workflow.check_profile(self.profile)
 
     # -- identity and binding ------------------------------------------------------------
     @property
@@ -131,6 +137,20 @@ class Run:
         self.gates.registry = registry
 
     @property
+    def profile(self) -> str:
+        """The run profile of this session (``profile=``, ``$SKILLNB_PROFILE`` or ``default``).
+
+        Gates whose ``bypass_in`` names it are bypassed, and each bypass is recorded.
+        """
+        return self.gates.profile
+
+    @profile.setter
+    def profile(self, profile: str) -> None:
+        if self.workflow is not None:
+            self.workflow.check_profile(profile)
+        self.gates.profile = profile
+
+    @property
     def memory(self) -> SkillMemory | None:
         """The skill memory this run feeds (``None`` when turned off or without a workflow)."""
         return self.journal.memory
@@ -139,9 +159,11 @@ class Run:
         """Bind ``workflow`` to this run (recorded when its definition changed).
 
         Raises:
-            WorkflowError: the run's current state is not a state of ``workflow``.
+            WorkflowError: the run's current state is not a state of ``workflow``, or the
+                workflow does not declare the run's profile.
 
         """
+        workflow.check_profile(self.profile)
         journal = self.journal
         current = journal.refresh().state
         if current is not None and current not in workflow.states:
@@ -422,6 +444,7 @@ class Run:
         return self.gates.run_gated(
             trigger,
             body,
+            subject=self,
             gates=gates,
             key=key,
             source_hash=source_hash,
@@ -463,6 +486,24 @@ class Run:
     ) -> Approval:
         """Reject the open request of approval gate ``gate`` (see :meth:`approve`)."""
         return self.approvals.decide(gate, "rejected", by, note, request)
+
+    def follow_ups(self) -> list[FollowUp]:
+        """Follow-ups left by warning gates and not resolved yet, oldest first."""
+        return FollowUps(self.journal).open()
+
+    def resolve_follow_up(
+        self,
+        id: str,
+        by: str | None = None,
+        note: str | None = None,
+    ) -> FollowUp:
+        """Resolve follow-up ``id`` (or the only open follow-up of the gate named ``id``).
+
+        Raises:
+            SkillnbError: no such follow-up, it is resolved already, or the gate has several.
+
+        """
+        return FollowUps(self.journal).resolve(id, by, note)
 
     def uncertain(self) -> list[str]:
         """Keys of steps that started, never ended, and whose process is gone (a crash)."""
@@ -573,6 +614,7 @@ def open_run(
     env: Mapping[str, str] | None = None,
     memory: SkillMemory | bool | None = None,
     blob_threshold: int | None = None,
+    profile: str | None = None,
     limits: Limits | None = None,
     lease: float | None = None,
 ) -> Run:
@@ -591,9 +633,14 @@ def open_run(
         memory: a :class:`~skillnb.skillmemory.SkillMemory`, ``False`` to feed none, or
             ``None`` for the workflow's skill memory.
         blob_threshold: values whose JSON is larger go to the blob folder.
+        profile: the run profile (``$SKILLNB_PROFILE``, else ``default``); gates whose
+            ``bypass_in`` names it are not evaluated, and each bypass is recorded.
         limits: per-run limits (default from ``SKILLNB_MAX_FACTS`` / ``SKILLNB_MAX_BYTES``).
         lease: seconds a claim binds processes on other hosts unless renewed (default:
             ``$SKILLNB_LEASE_SECONDS`` or 60).
+
+    Raises:
+        WorkflowError: the workflow does not declare ``profile`` in its ``profiles:``.
 
     """
     if isinstance(workflow, Path):
@@ -622,6 +669,7 @@ def open_run(
         memory=memory,
         blob_threshold=blob_threshold,
         notebook=nb_path,
+        profile=profile,
         limits=limits,
         lease=lease,
     )

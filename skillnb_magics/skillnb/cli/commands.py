@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skillnb.cli.output import emit
-from skillnb.cli.render import facts_lines, history_lines, status_lines
+from skillnb.cli.render import facts_lines, follow_up_lines, history_lines, status_lines
 from skillnb.cli.target import (
     UsageError,
     add_target,
@@ -132,6 +132,27 @@ def _decide(args: argparse.Namespace, status: str) -> int:
     return 0
 
 
+def follow_ups_command(args: argparse.Namespace) -> int:
+    """List the open follow-ups that warning gates left (``--json``: the view's rows)."""
+    view = open_target(args).describe()
+    if args.json:
+        _json(view["follow_ups"])
+    else:
+        for line in follow_up_lines(view, target=_target_name(args)):
+            emit(line)
+    return 0
+
+
+def resolve_command(args: argparse.Namespace) -> int:
+    """Resolve a follow-up (by its id, or by its gate when that gate has one open)."""
+    follow_up = open_target(args).resolve_follow_up(args.follow_up, by=args.by, note=args.note)
+    emit(
+        f"resolved follow-up {clean(follow_up.id)} of {clean(follow_up.gate)} by "
+        f"{clean(follow_up.resolved_by)}"
+    )
+    return 0
+
+
 def approve_command(args: argparse.Namespace) -> int:
     """Approve the open request of an approval gate."""
     return _decide(args, "approved")
@@ -214,6 +235,16 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
             "--request", metavar="ID", help="the request id (refused unless it is the open one)"
         )
         decide.set_defaults(handler=handler)
+
+    follow_ups = _run_parser(subparsers, "follow-ups", "list the open follow-ups of warning gates")
+    follow_ups.add_argument("--json", action="store_true", help="print them as JSON")
+    follow_ups.set_defaults(handler=follow_ups_command)
+
+    resolve = _run_parser(subparsers, "resolve", "resolve a follow-up a warning gate left")
+    resolve.add_argument("follow_up", metavar="ID", help="the follow-up's id (or its gate's name)")
+    resolve.add_argument("--by", required=True, metavar="NAME", help="who resolves it")
+    resolve.add_argument("--note", metavar="TEXT", help="a note kept with the resolution")
+    resolve.set_defaults(handler=resolve_command)
 
     rebuild = subparsers.add_parser(
         "rebuild",

@@ -1,7 +1,9 @@
 """``skillnb validate`` and ``skillnb graph``: commands on workflow definition files (edge layer).
 
 ``validate FILE`` prints ``ok: <name> (N states, M transitions, K gates)`` and exits 0, or
-prints every problem as ``file:line:col: problem`` and exits 2. ``graph FILE`` prints the
+prints every problem as ``file:line:col: problem`` and exits 2. A valid definition that
+declares profiles or has gates that bend (``bypass_in``, ``on_timeout``, ``follow_up``,
+``action``) is followed by one line each saying what they do. ``graph FILE`` prints the
 state machine as Mermaid (default) or Graphviz DOT text. Output goes through
 :mod:`skillnb.cli.output` only.
 """
@@ -13,11 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from skillnb.cli.output import emit, fail
+from skillnb.core.gates import DEFAULT_PROFILE, GateSpec
 from skillnb.core.graph import to_dot, to_mermaid
-from skillnb.core.workflow import try_load
+from skillnb.core.workflow import Workflow, try_load
 from skillnb.errors import WorkflowError
 
-__all__ = ["EXIT_INVALID", "EXIT_OK", "add_commands", "graph_command", "validate_command"]
+__all__ = [
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "add_commands",
+    "explain_bending",
+    "graph_command",
+    "validate_command",
+]
 
 EXIT_OK = 0
 """The definition is valid (and the graph was printed)."""
@@ -71,7 +81,38 @@ def validate_command(args: argparse.Namespace) -> int:
         f"ok: {workflow.name} ({len(workflow.states)} states, "
         f"{len(workflow.transitions)} transitions, {len(workflow.gates)} gates)"
     )
+    for line in explain_bending(workflow):
+        emit(line)
     return EXIT_OK
+
+
+def explain_bending(workflow: Workflow) -> list[str]:
+    """Say, one line each, what the profiles and the gates that bend of ``workflow`` do."""
+    lines = []
+    if workflow.profiles:
+        names = ", ".join((DEFAULT_PROFILE, *workflow.profiles))
+        lines.append(f"profiles: {names} (open_run(profile=...), $SKILLNB_PROFILE, --profile)")
+    for name, spec in workflow.gates.items():
+        lines += [f"  gate {name}: {what}" for what in _bends(workflow, name, spec)]
+    return lines
+
+
+def _bends(workflow: Workflow, name: str, spec: GateSpec) -> list[str]:
+    out = []
+    if spec.bypass_in:
+        out.append(
+            f"not evaluated in profile {', '.join(spec.bypass_in)} (each bypass is recorded)"
+        )
+    if spec.escalate is not None:
+        out.append(f"on timeout, asks a person instead of failing: {spec.escalate!r}")
+    if spec.fallback is not None:
+        guarded = [t.trigger for t in workflow.transitions if name in t.gates]
+        out.append(f"on timeout, fires {spec.fallback!r} instead of {', '.join(guarded)}")
+    if spec.follow_up is not None:
+        out.append(f"when it warns, opens a follow-up: {spec.follow_up!r}")
+    if spec.action is not None:
+        out.append(f"when it warns, runs {spec.action!r} after the transition")
+    return out
 
 
 def graph_command(args: argparse.Namespace) -> int:

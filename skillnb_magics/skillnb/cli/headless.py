@@ -64,13 +64,18 @@ class Execution:
     """False when the kernel never ran a cell (nothing to write back)."""
 
 
-def kernel_env(notebook: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def kernel_env(
+    notebook: Path, env: Mapping[str, str] | None = None, *, profile: str | None = None
+) -> dict[str, str]:
     """Return the environment of the kernel that runs ``notebook``.
 
-    It is the caller's, with ``SKILLNB_NOTEBOOK`` set to the notebook's absolute path and
-    ``SKILLNB_HOME`` made absolute (the kernel starts in another folder).
+    It is the caller's, with ``SKILLNB_NOTEBOOK`` set to the notebook's absolute path,
+    ``SKILLNB_HOME`` made absolute (the kernel starts in another folder) and
+    ``SKILLNB_PROFILE`` set when ``profile`` is given.
     """
     base = dict(os.environ if env is None else env)
+    if profile is not None:
+        base["SKILLNB_PROFILE"] = profile
     for name in _DROPPED_ENV:
         base.pop(name, None)
     base["SKILLNB_NOTEBOOK"] = str(notebook.resolve())
@@ -157,10 +162,10 @@ def _execute(
     return Execution()
 
 
-def _open_after(notebook: Path) -> Run | None:
+def _open_after(notebook: Path, profile: str | None = None) -> Run | None:
     from skillnb.run import open_run, sidecar_exists
 
-    return open_run(notebook) if sidecar_exists(notebook) else None
+    return open_run(notebook, profile=profile) if sidecar_exists(notebook) else None
 
 
 def _waiting(run: Run | None, target: str) -> str | None:
@@ -250,12 +255,18 @@ def run_command(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
+    profile: str | None = args.profile
+    _open_after(notebook, profile)  # an existing run refuses a profile its workflow lacks
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
     nb = _parameterize(nb, getattr(args, "parameters", None))
-    waiting = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else None
-    execution = execute(nb, notebook, timeout=args.timeout, kernel=args.kernel, extra_env=waiting)
+    extra = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else {}
+    if profile is not None:
+        extra["SKILLNB_PROFILE"] = profile
+    execution = execute(
+        nb, notebook, timeout=args.timeout, kernel=args.kernel, extra_env=extra or None
+    )
     try:
-        run = _open_after(notebook)
+        run = _open_after(notebook, profile)
     except SkillnbError:
         if execution.executed:
             _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
@@ -290,6 +301,11 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="append",
         metavar=("NAME", "VALUE"),
         help="set a parameter, as papermill does (repeatable)",
+    )
+    run.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="run profile (sets SKILLNB_PROFILE in the kernel; the workflow must declare it)",
     )
     run.add_argument(
         "--wait",

@@ -15,7 +15,7 @@ from skillnb.cli.target import clean
 from skillnb.core.marks import MARKS, mark
 from skillnb.core.shell import quoted
 
-__all__ = ["clip", "facts_lines", "history_lines", "status_lines"]
+__all__ = ["clip", "facts_lines", "follow_up_lines", "history_lines", "status_lines"]
 
 View = Mapping[str, Any]
 
@@ -32,6 +32,8 @@ def _header(view: View) -> str:
         parts.append(f"workflow {clean(view['workflow'])}")
         parts.append(f"state {clean(view['state'])}")
     parts.append(f"version {view['version']}")
+    if view.get("profile") not in (None, "default"):
+        parts.append(f"profile {clean(view['profile'])}")
     return " · ".join(parts)
 
 
@@ -67,6 +69,9 @@ def status_lines(view: View, *, target: str) -> list[str]:
         lines.append(f"updated {view['updated_at']}")
     lines += _next_lines(view)
     lines += _pending_lines(view, target)
+    follow_ups = view.get("follow_ups", [])
+    if follow_ups:
+        lines.append(f"open follow-ups: {len(follow_ups)} (skillnb follow-ups {target})")
     uncertain = view.get("uncertain", [])
     if uncertain:
         lines.append("uncertain steps (started, never committed):")
@@ -80,6 +85,22 @@ def status_lines(view: View, *, target: str) -> list[str]:
         failed = [r for r in report["results"] if not r["passed"] and r["severity"] == "block"]
         reasons = "; ".join(f"{clean(r['gate'])}: {clip(r['message'], 80)}" for r in failed)
         lines.append(f"last blocked: {clean(report['trigger'] or report.get('key'))}: {reasons}")
+    return lines
+
+
+def follow_up_lines(view: View, *, target: str) -> list[str]:
+    """One entry per open follow-up: id, gate, state, why, what to do, how to resolve it."""
+    follow_ups = view.get("follow_ups", [])
+    if not follow_ups:
+        return ["no open follow-ups"]
+    lines = []
+    for f in follow_ups:
+        lines.append(
+            f"{clean(f['id'])}  {clean(f['gate'])} in {clean(f['state'])} "
+            f"(v{f['opened_seq']}, {clean(f['opened_at'])}): {clip(f['text'], 100)}"
+        )
+        lines.append(f"    why: {clip(f['reason'], 100)}")
+        lines.append(f"    resolve: skillnb resolve {target} {clean(f['id'])} --by NAME")
     return lines
 
 

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from skillnb.core.expr import compile_check
 from skillnb.core.fieldcheck import FieldChecker, kind_of
-from skillnb.core.gates import GATE_KINDS, GateSpec
-from skillnb.core.limits import name_problem, skill_slug
+from skillnb.core.gates import DEFAULT_PROFILE, GATE_KINDS, GateSpec
+from skillnb.core.limits import MAX_TEXT, name_problem, skill_slug
 from skillnb.core.registry import is_import_ref
 from skillnb.core.yamlsafe import DocPath, SourceMap
 from skillnb.errors import WorkflowError
@@ -27,13 +27,23 @@ __all__ = ["ANY_STATE", "Definition", "Transition", "parse"]
 ANY_STATE: Literal["*"] = "*"
 """The ``from:`` value meaning "from any state"."""
 
-_WORKFLOW_KEYS = ("name", "description", "skill", "states", "initial", "transitions", "gates")
+_WORKFLOW_KEYS = (
+    "name",
+    "description",
+    "skill",
+    "states",
+    "initial",
+    "transitions",
+    "gates",
+    "profiles",
+)
 _TRANSITION_KEYS = ("from", "to", "trigger", "gates", "action", "idempotent", "description")
-_GATE_COMMON = ("severity", "description")
+_GATE_COMMON = ("severity", "description", "bypass_in", "follow_up", "action")
 _GATE_EXTRA: Mapping[str, tuple[str, ...]] = {
-    "python": ("timeout",),
-    "resource": ("timeout", "retries", "backoff"),
+    "python": ("timeout", "on_timeout"),
+    "resource": ("timeout", "retries", "backoff", "on_timeout"),
 }
+_ON_TIMEOUT = ("escalate", "fallback")
 _LIMITS = {"timeout": (0.0, 3600.0), "backoff": (0.0, 3600.0)}
 _MAX_RETRIES = 20
 
@@ -103,6 +113,8 @@ class Definition:
     """Every transition, each checked against the states and gates."""
     gates: Mapping[str, GateSpec] = field(default_factory=dict)
     """The named gates."""
+    profiles: tuple[str, ...] = ()
+    """The run profiles the workflow declares (``default`` is always accepted besides)."""
 
 
 def parse(data: Any, smap: SourceMap) -> tuple[Definition | None, list[WorkflowError]]:
@@ -130,6 +142,8 @@ class _Checker(FieldChecker):
         self.gate_names: tuple[str, ...] | None = ()
         """Every gate name declared, valid or not (so a broken gate is not also "unknown");
         ``None`` when ``gates`` itself is malformed (then names are not checked)."""
+        self.profiles: tuple[str, ...] = ()
+        """The declared profiles, read before the gates that name them."""
 
     # -- workflow -------------------------------------------------------------------------
     def run(self, data: Any) -> Definition | None:
@@ -153,12 +167,63 @@ class _Checker(FieldChecker):
         description = None
         if body.get("description") is not None:
             description = self.text(body["description"], (*path, "description"), "description")
+        if body.get("profiles") is not None:
+            self.profiles = self.profile_names(body["profiles"], (*path, "profiles"))
         gates = self.gates(body.get("gates") or {}, (*path, "gates"), states)
         transitions = self.transitions(body.get("transitions") or [], path, states)
+        self.fallbacks(gates, transitions, states, (*path, "gates"))
         if self.errors or name is None or initial is None or skill is None:
             return None
         self.reachable(states, initial, transitions, (*path, "states"))
-        return Definition(name, states, initial, skill, description, transitions, gates)
+        return Definition(
+            name, states, initial, skill, description, transitions, gates, self.profiles
+        )
+
+    def profile_names(self, value: Any, path: DocPath) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            self.err(path, f"profiles must be a list of names, not {kind_of(value)}")
+            return ()
+        seen: list[str] = []
+        for i, item in enumerate(value):
+            profile = self.ident(item, (*path, i), "a profile name")
+            if profile is None:
+                continue
+            if profile in seen:
+                self.err((*path, i), f"duplicate profile {profile!r} (each profile is listed once)")
+            elif profile != DEFAULT_PROFILE:  # always accepted; listing it changes nothing
+                seen.append(profile)
+        return tuple(seen)
+
+    def fallbacks(
+        self,
+        gates: Mapping[str, GateSpec],
+        transitions: tuple[Transition, ...],
+        states: tuple[str, ...],
+        path: DocPath,
+    ) -> None:
+        """Check that each fallback trigger exists from every state its gate is used in."""
+        for transition in transitions:
+            sources = states if transition.source == ANY_STATE else transition.source
+            for name in transition.gates:
+                spec = gates.get(name)
+                if spec is None or spec.fallback is None:
+                    continue
+                at = (*path, name, "on_timeout", "fallback")
+                if spec.fallback == transition.trigger:
+                    self.err(
+                        at,
+                        f"gate {name!r} falls back to {spec.fallback!r}, the trigger it "
+                        "guards; name another transition from the same state",
+                    )
+                    continue
+                missing = [s for s in sources if _find(transitions, s, spec.fallback) is None]
+                if missing:
+                    self.err(
+                        at,
+                        f"fallback {spec.fallback!r} of gate {name!r} is not a transition from "
+                        f"state {missing[0]!r}, where {transition.trigger!r} uses the gate; add "
+                        "a transition with that trigger from the same state",
+                    )
 
     def ident(self, value: Any, path: DocPath, what: str) -> str | None:
         """Read a name: a non-empty string that passes :func:`~skillnb.core.limits.name_problem`."""
@@ -349,6 +414,7 @@ class _Checker(FieldChecker):
         if severity not in ("block", "warn"):
             self.err((*path, "severity"), f"severity must be 'block' or 'warn', not {severity!r}")
         fields["severity"] = severity
+        fields |= self.bending(body, path, severity)
         if body.get("description") is not None:
             at = (*path, "description")
             fields["description"] = self.text(body["description"], at, "description")
@@ -363,6 +429,65 @@ class _Checker(FieldChecker):
                 self.err((*path, "retries"), f"retries must be a whole number, 0 to {_MAX_RETRIES}")
             fields["retries"] = retries
         return fields
+
+    def bending(self, body: dict[Any, Any], path: DocPath, severity: Any) -> dict[str, Any]:
+        """Read ``bypass_in``, ``on_timeout``, ``follow_up`` and ``action`` of a gate."""
+        fields: dict[str, Any] = {}
+        if body.get("bypass_in") is not None:
+            fields["bypass_in"] = self.bypass(body["bypass_in"], (*path, "bypass_in"))
+        if body.get("on_timeout") is not None:
+            fields |= self.on_timeout(body["on_timeout"], (*path, "on_timeout"), severity)
+        for key in ("follow_up", "action"):
+            if body.get(key) is None:
+                continue
+            if severity != "warn":
+                self.err(
+                    (*path, key),
+                    f"{key} applies to warn gates (severity: warn): a blocking gate stops the "
+                    "step instead of leaving something to do",
+                    key=True,
+                )
+            fields[key] = self.text(body[key], (*path, key), key)
+            if fields[key] is not None and len(fields[key]) > MAX_TEXT:
+                self.err((*path, key), f"{key} is longer than {MAX_TEXT:,} characters")
+        if fields.get("action") is not None:
+            fields["action"] = self.ref(fields["action"], (*path, "action"), "corrective action")
+        return fields
+
+    def bypass(self, value: Any, path: DocPath) -> tuple[str, ...]:
+        names = self.names(value, path, "bypass_in") or ()
+        for i, name in enumerate(names):
+            at = (*path, i) if isinstance(value, list) else path
+            if name == DEFAULT_PROFILE:
+                self.err(
+                    at,
+                    "a gate bypassed in the default profile never runs; remove the gate "
+                    "or bypass it in a named profile",
+                )
+            else:
+                self.known(name, at, self.profiles, "profile")
+        return names
+
+    def on_timeout(self, value: Any, path: DocPath, severity: Any) -> dict[str, Any]:
+        body = self.mapping(value, path, "on_timeout")
+        if body is None:
+            return {}
+        self.keys(body, path, _ON_TIMEOUT)
+        given = [key for key in _ON_TIMEOUT if key in body]
+        if not given and any(key not in _ON_TIMEOUT for key in body):
+            return {}  # the unknown key was reported with the valid ones
+        if len(given) != 1:
+            self.err(
+                path,
+                'on_timeout takes one of: escalate: "message for the approver" or '
+                "fallback: TRIGGER",
+            )
+            return {}
+        if severity != "block":
+            self.err(path, "on_timeout applies to blocking gates: a warn gate's timeout only warns")
+        key = given[0]
+        what = "the escalation message" if key == "escalate" else "the fallback trigger"
+        return {key: self.text(body[key], (*path, key), what)}
 
     def expression(self, value: Any, path: DocPath) -> Any:
         if self.text(value, path, "a check") is None:
@@ -380,6 +505,10 @@ class _Checker(FieldChecker):
             self.err(path, f"{ref!r} is not a registered name or a 'module.path:function'")
             return None
         return ref
+
+
+def _find(transitions: tuple[Transition, ...], state: str, trigger: str) -> Transition | None:
+    return next((t for t in transitions if t.trigger == trigger and t.applies_to(state)), None)
 
 
 def _extras_owners() -> dict[str, list[str]]:

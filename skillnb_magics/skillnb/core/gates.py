@@ -20,6 +20,19 @@ thread with a timeout (default :data:`DEFAULT_RESOURCE_TIMEOUT` seconds) and is 
 ``retries`` times, waiting ``backoff * 2**n`` seconds, when it raises or times out (a clear
 ``False`` is an answer and is not retried). A timed-out call cannot be stopped: its thread is
 a daemon and its result is discarded.
+
+Gates that bend (all evaluated here, recorded by the run):
+
+* ``bypass_in``: in a run whose profile (:attr:`GateContext.profile`) is listed, the gate is
+  not evaluated; its result passes with ``bypassed`` set and the message
+  ``bypassed (profile NAME)``.
+* ``on_timeout`` of a ``python`` or ``resource`` gate: when the last attempt timed out
+  (``timed_out`` set), an ``escalate`` gate asks :attr:`GateContext.approval` instead (the
+  result has ``escalated`` set; once a person approved, the callable is not called again in
+  that state), and a ``fallback`` gate fails with ``fallback`` naming the trigger the run
+  fires instead. An exception that is not a timeout fails the gate as before.
+* ``follow_up`` and ``action`` of a ``warn`` gate are carried for the run, which opens a
+  follow-up or runs the corrective action when the gate warns.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ from skillnb.core.records import GateReport, GateResult
 from skillnb.core.registry import Registry, default_registry
 
 __all__ = [
+    "DEFAULT_PROFILE",
     "DEFAULT_RESOURCE_TIMEOUT",
     "GATE_KINDS",
     "GateContext",
@@ -53,6 +67,8 @@ GATE_KINDS: tuple[GateKind, ...] = ("state", "requires", "check", "python", "res
 _DEFAULT_BACKOFF = 0.5
 DEFAULT_RESOURCE_TIMEOUT = 10.0
 """Seconds a resource gate may take when its definition gives no ``timeout``."""
+DEFAULT_PROFILE = "default"
+"""The profile of a run that names none; every workflow accepts it."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,16 @@ class GateSpec:
     """``resource`` gates: the first wait between attempts, doubled each time."""
     approval: str | None = None
     """``approval`` gates: what the approver is asked."""
+    bypass_in: tuple[str, ...] = ()
+    """Profiles in which the gate is not evaluated (and passes as bypassed)."""
+    escalate: str | None = None
+    """``python`` and ``resource`` gates: on timeout, ask a person this instead of failing."""
+    fallback: str | None = None
+    """``python`` and ``resource`` gates: on timeout, the trigger the run fires instead."""
+    follow_up: str | None = None
+    """``warn`` gates: the follow-up opened when the gate warns."""
+    action: str | None = None
+    """``warn`` gates: the corrective action run after the transition when the gate warns."""
     expr: CheckExpr | None = field(default=None, compare=False, repr=False)
     """``check`` gates: the compiled expression (built from :attr:`check` when omitted)."""
     trusted: bool = field(default=True, compare=False, repr=False)
@@ -109,12 +135,23 @@ class GateSpec:
             "approval": self.approval,
         }[self.kind]
         resource = self.kind == "resource"
-        options = {
+        options: dict[str, Any] = {
             "timeout": self.timeout,
             "retries": self.retries if resource and self.retries else None,
             "backoff": self.backoff if resource and self.backoff != _DEFAULT_BACKOFF else None,
             "severity": None if self.severity == "block" else self.severity,
             "description": self.description,
+        }
+        on_timeout = None
+        if self.escalate is not None:
+            on_timeout = {"escalate": self.escalate}
+        elif self.fallback is not None:
+            on_timeout = {"fallback": self.fallback}
+        options |= {
+            "bypass_in": list(self.bypass_in) or None,
+            "on_timeout": on_timeout,
+            "follow_up": self.follow_up,
+            "action": self.action,
         }
         return {self.kind: value, **{k: v for k, v in options.items() if v is not None}}
 
@@ -143,6 +180,8 @@ class GateContext:
     """Seconds, for durations."""
     sleep: Callable[[float], None] = time.sleep
     """Waits between resource-gate attempts (injected so tests need not wait)."""
+    profile: str = DEFAULT_PROFILE
+    """The run's profile: gates whose ``bypass_in`` lists it are not evaluated."""
 
 
 def evaluate(specs: Sequence[GateSpec], ctx: GateContext) -> GateReport:
@@ -159,29 +198,51 @@ def evaluate(specs: Sequence[GateSpec], ctx: GateContext) -> GateReport:
     facts = types.MappingProxyType(dict(ctx.facts))
     ordered = sorted(specs, key=lambda s: GATE_KINDS.index(s.kind))
     results = [_evaluate_one(spec, ctx, facts) for spec in ordered]
-    return GateReport(trigger=ctx.trigger, state=ctx.state, version=ctx.version, results=results)
+    return GateReport(
+        trigger=ctx.trigger,
+        state=ctx.state,
+        version=ctx.version,
+        results=results,
+        profile=ctx.profile,
+    )
 
 
 def _evaluate_one(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> GateResult:
+    result = GateResult(gate=spec.name, kind=spec.kind, severity=spec.severity, passed=False)
+    if ctx.profile in spec.bypass_in:
+        result.passed, result.bypassed = True, True
+        result.message = f"bypassed (profile {ctx.profile})"
+        return result
     started = ctx.clock()
-    attempts = 1
+    if spec.escalate is not None:
+        decided, message = ctx.approval(spec)
+        if decided:  # a person already decided for this state: the callable is not asked again
+            result.passed, result.escalated, result.message = True, True, str(message)
+            return result
     try:
         if spec.kind == "resource":
-            passed, message, attempts = _resource(spec, ctx, facts)
+            result.passed, result.message, result.attempts = _resource(spec, ctx, facts)
         else:
-            passed, message = _KINDS[spec.kind](spec, ctx, facts)
+            result.passed, result.message = _KINDS[spec.kind](spec, ctx, facts)
+    except GateTimedOut as exc:
+        _timed_out(result, spec, ctx, exc)
     except Exception as exc:  # noqa: BLE001  # a gate that raises fails with the error as its reason
-        passed, message = False, _describe(exc)
-    duration = max(0.0, (ctx.clock() - started) * 1000.0)
-    return GateResult(
-        gate=spec.name,
-        kind=spec.kind,
-        severity=spec.severity,
-        passed=passed,
-        message=message,
-        duration_ms=round(duration, 3),
-        attempts=attempts,
-    )
+        result.message = _describe(exc)
+    result.duration_ms = round(max(0.0, (ctx.clock() - started) * 1000.0), 3)
+    return result
+
+
+def _timed_out(result: GateResult, spec: GateSpec, ctx: GateContext, exc: GateTimedOut) -> None:
+    """Record a final timeout, and what ``on_timeout`` makes of it."""
+    result.timed_out, result.attempts = True, exc.attempts
+    result.message = str(exc)
+    if spec.escalate is not None:
+        passed, message = ctx.approval(spec)
+        result.passed, result.escalated = bool(passed), True
+        result.message = f"{exc}; escalated to a person: {message}"
+    elif spec.fallback is not None:
+        result.fallback = spec.fallback
+        result.message = f"{exc}; falling back to {spec.fallback!r}"
 
 
 def _state(spec: GateSpec, ctx: GateContext, _facts: Mapping[str, Any]) -> tuple[bool, str]:
@@ -222,7 +283,12 @@ def _values(expr: CheckExpr, facts: Mapping[str, Any]) -> str:
 
 def _python(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str]:
     fn = ctx.registry.resolve_gate(spec.ref or "", trusted=spec.trusted)
-    result = fn(facts) if spec.timeout is None else _call(fn, facts, spec.timeout, spec.name)
+    if spec.timeout is None:
+        return _interpret(fn(facts), spec)
+    try:
+        result = _call(fn, facts, spec.timeout, spec.name)
+    except GateTimeout as exc:
+        raise GateTimedOut(str(exc), 1) from None
     return _interpret(result, spec)
 
 
@@ -235,23 +301,33 @@ def _resource(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tup
     fn = ctx.registry.resolve_gate(spec.ref or "", trusted=spec.trusted)
     timeout = spec.timeout if spec.timeout is not None else DEFAULT_RESOURCE_TIMEOUT
     tries = 1 + max(0, spec.retries)
-    error = ""
+    error: Exception = GateTimeout("no attempt")
     for attempt in range(1, tries + 1):
         try:
             result = _call(fn, facts, timeout, spec.name)
         except Exception as exc:  # noqa: BLE001  # retried, then reported as the failure
-            error = _describe(exc)
+            error = exc
             if attempt < tries:
                 ctx.sleep(spec.backoff * 2 ** (attempt - 1))
             continue
         passed, message = _interpret(result, spec)
         return passed, message, attempt
     suffix = f" (after {tries} attempts)" if tries > 1 else ""
-    return False, error + suffix, tries
+    if isinstance(error, GateTimeout):
+        raise GateTimedOut(str(error) + suffix, tries)
+    return False, _describe(error) + suffix, tries
 
 
 class GateTimeout(Exception):
     """A gate attempt took longer than its timeout."""
+
+
+class GateTimedOut(Exception):
+    """A gate's last attempt timed out (what ``on_timeout`` acts on)."""
+
+    def __init__(self, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.attempts = attempts
 
 
 def _call(fn: Callable[..., Any], facts: Mapping[str, Any], timeout: float, name: str) -> Any:

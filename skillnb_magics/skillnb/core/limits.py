@@ -187,6 +187,12 @@ def _approval(approval: Any) -> None:
         check_text(approval.get("message"), "approval message")
 
 
+def _follow_up(follow_up: Any) -> None:
+    if isinstance(follow_up, Mapping):
+        check_text(follow_up.get("text"), "follow-up text")
+        check_text(follow_up.get("reason"), "follow-up reason")
+
+
 def _key_ids(ids: Any) -> None:
     if isinstance(ids, Mapping):
         for name, value in ids.items():
@@ -199,6 +205,8 @@ _FIELDS: Mapping[str, Mapping[str, Callable[[Any], object]]] = {
     "gate.reported": {"key": _keys("step key")},
     "approval.requested": {"approval": _approval},
     "approval.decided": {"by": _name("approver"), "note": _text("note")},
+    "followup.opened": {"follow_up": _follow_up},
+    "followup.resolved": {"by": _name("name"), "note": _text("note")},
     "step.started": {"key": _keys("step key")},
     "step.cleared": {"key": _keys("step key"), "by": _name("name")},
     "batch.declared": {"batch": _name("batch name"), "items": _each_key("batch item key")},

@@ -24,6 +24,7 @@ __all__ = [
     "Fact",
     "FactKind",
     "Firing",
+    "FollowUp",
     "GateReport",
     "GateResult",
     "GraphInterrupt",
@@ -99,6 +100,14 @@ class GateResult(_Record):
     """How long the evaluation took."""
     attempts: int = 1
     """How many attempts were made (resource gates retry)."""
+    bypassed: bool = False
+    """True when the run's profile bypasses the gate: it passed without being evaluated."""
+    timed_out: bool = False
+    """True when the gate's last attempt timed out."""
+    escalated: bool = False
+    """True when a timeout handed the decision to a person (``passed``: a person approved)."""
+    fallback: str | None = None
+    """The trigger fired instead, when the gate timed out with ``on_timeout: {fallback}``."""
 
 
 class GateReport(_Record):
@@ -113,6 +122,8 @@ class GateReport(_Record):
     """The run version the gates saw."""
     results: list[GateResult] = Field(default_factory=list)
     """One result per gate, cheapest first, approval last."""
+    profile: str = "default"
+    """The run profile the gates were evaluated under."""
 
     @property
     def passed(self) -> bool:
@@ -128,6 +139,16 @@ class GateReport(_Record):
     def warnings(self) -> list[GateResult]:
         """The warning gates that failed."""
         return [r for r in self.results if r.severity == "warn" and not r.passed]
+
+    @property
+    def bypassed(self) -> list[GateResult]:
+        """The gates the run's profile bypassed."""
+        return [r for r in self.results if r.bypassed]
+
+    @property
+    def fallback(self) -> GateResult | None:
+        """The first blocking gate that timed out with a fallback trigger, if any."""
+        return next((r for r in self.blocking if r.fallback is not None), None)
 
 
 class EventDraft(_Record):
@@ -182,6 +203,36 @@ class Approval(_Record):
     """When it was decided."""
     note: str | None = None
     """The decider's note."""
+
+
+class FollowUp(_Record):
+    """Something a warning gate left to do: open until a person resolves it."""
+
+    v: int = RECORD_VERSION
+    id: str
+    """Unique id of the follow-up."""
+    gate: str
+    """The warning gate that opened it."""
+    state: str | None = None
+    """The run's state when the gate warned."""
+    trigger: str | None = None
+    """The trigger (or gated cell key) whose gates warned."""
+    reason: str = ""
+    """Why the gate warned (its result message)."""
+    text: str = ""
+    """What is to be done (the gate's ``follow_up``)."""
+    opened_seq: int = 0
+    """The run version at which it was opened."""
+    opened_at: datetime
+    """When it was opened."""
+    status: Literal["open", "resolved"] = "open"
+    """Where it stands."""
+    resolved_by: str | None = None
+    """Who resolved it."""
+    resolved_at: datetime | None = None
+    """When it was resolved."""
+    note: str | None = None
+    """The resolver's note."""
 
 
 class Step(_Record):
@@ -369,6 +420,8 @@ class RunState(_Record):
     """Transitions fired, oldest first."""
     approvals: dict[str, Approval] = Field(default_factory=dict)
     """Approval requests by id."""
+    follow_ups: dict[str, FollowUp] = Field(default_factory=dict)
+    """Follow-ups left by warning gates, by id (open and resolved)."""
     steps: dict[str, Step] = Field(default_factory=dict)
     """Steps by key (latest attempt)."""
     batches: dict[str, Batch] = Field(default_factory=dict)

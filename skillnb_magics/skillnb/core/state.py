@@ -10,12 +10,18 @@ type                        data
 ``workflow.bound``          ``workflow``, ``hash``, ``initial`` (state entered when none yet),
                             ``definition`` (the workflow as plain data)
 ``fact.formalized``         ``fact`` (a :class:`Fact` dump, stored form)
-``transition.fired``        ``trigger``, ``from``, ``to``, ``action``
+``transition.fired``        ``trigger``, ``from``, ``to``, ``action``; optionally ``profile``,
+                            and ``fallback`` (``for``, ``gate``, ``reason``) when it fired
+                            because a gate of ``for`` timed out
 ``gate.reported``           ``key``, ``report`` (a :class:`GateReport` dump)
 ``approval.requested``      ``approval`` (an :class:`Approval` dump)
 ``approval.decided``        ``id``, ``status`` (approved/rejected), ``by``, ``note``
 ``approval.consumed``       ``id``
 ``approval.expired``        ``id``
+``gate.bypassed``           ``key``, ``trigger``, ``gate``, ``profile``, ``state`` (a step ran
+                            without this gate; changes nothing, kept for the audit trail)
+``followup.opened``         ``follow_up`` (a :class:`FollowUp` dump)
+``followup.resolved``       ``id``, ``by``, ``note``
 ``step.started``            ``key``, ``source_hash``, ``cell_id``, ``idempotent``, ``owner``,
                             ``claim`` (a :class:`Claim` dump, when the step was claimed)
 ``step.committed``          ``key``
@@ -57,6 +63,7 @@ from skillnb.core.records import (
     Event,
     Fact,
     Firing,
+    FollowUp,
     GateReport,
     GraphThread,
     Milestone,
@@ -128,6 +135,20 @@ def _consumed(state: RunState, e: Event) -> None:
 
 def _expired(state: RunState, e: Event) -> None:
     state.approvals[str(e.data["id"])].status = "expired"
+
+
+def _opened(state: RunState, e: Event) -> None:
+    follow_up = FollowUp.model_validate(e.data["follow_up"])
+    follow_up.opened_seq = e.seq
+    state.follow_ups[follow_up.id] = follow_up
+
+
+def _resolved(state: RunState, e: Event) -> None:
+    follow_up = state.follow_ups[str(e.data["id"])]
+    follow_up.status = "resolved"
+    follow_up.resolved_by = e.data.get("by")
+    follow_up.resolved_at = e.at
+    follow_up.note = e.data.get("note")
 
 
 def _started(state: RunState, e: Event) -> None:
@@ -247,6 +268,8 @@ _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
     "approval.decided": _decided,
     "approval.consumed": _consumed,
     "approval.expired": _expired,
+    "followup.opened": _opened,
+    "followup.resolved": _resolved,
     "step.started": _started,
     "step.committed": _step_end("committed"),
     "step.failed": _step_end("failed"),
@@ -293,6 +316,12 @@ def _report_passed(report: Any) -> bool:
     return all(r.get("passed") for r in results if r.get("severity", "block") == "block")
 
 
+def _fallback_note(fallback: Any) -> str:
+    if not isinstance(fallback, dict):
+        return ""
+    return f" (fallback: gate {fallback.get('gate')} of {fallback.get('for')} timed out)"
+
+
 def _clip(value: Any, limit: int = 60) -> str:
     text = str(value).replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -305,7 +334,9 @@ _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
         f"formalized {d['fact'].get('key')} v{d['fact'].get('version')}"
         f" = {_clip(d['fact'].get('preview', ''))}"
     ),
-    "transition.fired": lambda d: f"{d.get('trigger')}: {d.get('from')} → {d.get('to')}",
+    "transition.fired": lambda d: (
+        f"{d.get('trigger')}: {d.get('from')} → {d.get('to')}{_fallback_note(d.get('fallback'))}"
+    ),
     "gate.reported": lambda d: (
         f"gates {'passed' if _report_passed(d.get('report')) else 'blocked'} {d.get('key')}"
     ),
@@ -313,6 +344,13 @@ _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
     "approval.decided": lambda d: f"approval {d.get('status')} by {d.get('by')}",
     "approval.consumed": lambda d: "approval used",
     "approval.expired": lambda d: "approval expired",
+    "gate.bypassed": lambda d: (
+        f"gate {d.get('gate')} bypassed (profile {d.get('profile')}) for {d.get('key')}"
+    ),
+    "followup.opened": lambda d: (
+        f"follow-up opened by {d['follow_up'].get('gate')}: {_clip(d['follow_up'].get('text'))}"
+    ),
+    "followup.resolved": lambda d: f"follow-up {d.get('id')} resolved by {d.get('by')}",
     "step.started": lambda d: f"step {d.get('key')} started",
     "step.committed": lambda d: f"step {d.get('key')} committed",
     "step.failed": lambda d: f"step {d.get('key')} failed: {_clip(d.get('error', ''))}",

@@ -13,7 +13,8 @@ names that are not plain tokens are JSON-quoted, and the fence is longer than an
 run inside, so recorded text can neither close the block nor forge lines outside it.
 
 Budget: lines are kept in priority order while they fit; the rest is dropped and counted.
-Highest first: run header, pending approvals, blocked gates, uncertain steps, next triggers,
+Highest first: run header, pending approvals, blocked gates, open follow-ups and
+uncertain steps, next triggers,
 LangGraph threads, decisions, constraints, batches, key ids, summary, data and note facts,
 skill memory, recalled items, milestones, history; newest first within facts and history.
 Below the size of the frame the result is the title and a count of what was left out, then
@@ -141,6 +142,8 @@ def _header_group(view: Mapping[str, Any]) -> _Group:
         f"workflow: {_name(view.get('workflow'))}",
         f"version: {_int(view.get('version'))}",
     ]
+    if view.get("profile") not in (None, "default"):
+        lines.append(f"profile: {_name(view.get('profile'))} (gates listed for it are bypassed)")
     if view.get("run_id"):
         lines.append(f"run: {_name(view.get('run_id'))}")
     if view.get("updated_at"):
@@ -203,6 +206,20 @@ def _uncertain_group(view: Mapping[str, Any]) -> _Group:
     ]
     header = f"## Uncertain steps ({len(rows):,}): re-run if idempotent, else check and clear"
     return _Group(3, header, ("uncertain step", "uncertain steps"), lines)
+
+
+def _follow_up_group(view: Mapping[str, Any]) -> _Group:
+    rows = sorted(
+        _rows(view, "follow_ups"), key=lambda f: (_int(f.get("opened_seq")), str(f.get("id")))
+    )
+    lines = [
+        f"- {_text(f.get('text'))} (gate {_name(f.get('gate'))} warned in state "
+        f"{_name(f.get('state'))} at v{_int(f.get('opened_seq'))}{_id(f.get('id'))}: "
+        f"{_text(f.get('reason'))})"
+        for f in rows
+    ]
+    header = f"## Open follow-ups ({len(rows):,}): resolve with run.resolve_follow_up(id, by)"
+    return _Group(3, header, ("follow-up", "follow-ups"), lines)
 
 
 def _next_group(view: Mapping[str, Any]) -> _Group:
@@ -317,6 +334,7 @@ def _groups(
         _header_group(view),
         _pending_group(view),
         _blocked_group(view),
+        _follow_up_group(view),
         _uncertain_group(view),
         _next_group(view),
         _thread_group(view),

@@ -45,7 +45,7 @@ from typing import Any
 import yaml
 
 from skillnb.core.definition import ANY_STATE, Definition, Transition, parse
-from skillnb.core.gates import GateSpec, Severity
+from skillnb.core.gates import DEFAULT_PROFILE, GateSpec, Severity
 from skillnb.core.yamlsafe import MAX_BYTES, MAX_DEPTH, SourceMap, load_yaml
 from skillnb.errors import WorkflowError
 
@@ -65,6 +65,7 @@ class Workflow:
         "hash",
         "initial",
         "name",
+        "profiles",
         "skill",
         "source",
         "states",
@@ -86,6 +87,8 @@ class Workflow:
     """Every transition, in definition order."""
     gates: Mapping[str, GateSpec]
     """The named gates (read-only)."""
+    profiles: tuple[str, ...]
+    """The run profiles declared besides ``default`` (which every workflow accepts)."""
     source: str | None
     """The file or text the definition came from, for messages."""
     hash: str
@@ -113,6 +116,7 @@ class Workflow:
             )
         self.gates = types.MappingProxyType(gates)
         self.trusted = trusted
+        self.profiles = definition.profiles
         self.source = source
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         self.hash = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -189,6 +193,22 @@ class Workflow:
         """Return the triggers allowed from ``state``, in definition order."""
         return [t.trigger for t in self.transitions_from(state)]
 
+    def check_profile(self, profile: str) -> str:
+        """Return ``profile`` when the workflow accepts it (``default`` or one it declares).
+
+        Raises:
+            WorkflowError: the workflow does not declare ``profile``.
+
+        """
+        if profile == DEFAULT_PROFILE or profile in self.profiles:
+            return profile
+        known = ", ".join((DEFAULT_PROFILE, *self.profiles))
+        raise WorkflowError(
+            f"profile {profile!r} is not declared by workflow {self.name!r} (its profiles: "
+            f"{known}); add it to `profiles:` or use one of those",
+            source=self.source,
+        )
+
     def gate_specs(self, transition: Transition) -> list[GateSpec]:
         """Return the gate specifications a transition names, in its order."""
         return [self.gates[name] for name in transition.gates]
@@ -205,6 +225,8 @@ class Workflow:
         body["initial"] = self.initial
         body["transitions"] = [t.to_dict() for t in self.transitions]
         body["gates"] = {name: spec.to_dict() for name, spec in self.gates.items()}
+        if self.profiles:
+            body["profiles"] = list(self.profiles)
         return {"workflow": body}
 
     def to_yaml(self) -> str:
@@ -245,6 +267,11 @@ class WorkflowBuilder:
     def states(self, *names: str) -> WorkflowBuilder:
         """Add states, in order (the first one added is initial unless :meth:`initial`)."""
         self._body["states"].extend(names)
+        return self
+
+    def profiles(self, *names: str) -> WorkflowBuilder:
+        """Declare run profiles (``default`` is always accepted)."""
+        self._body.setdefault("profiles", []).extend(names)
         return self
 
     def initial(self, state: str) -> WorkflowBuilder:
@@ -291,8 +318,15 @@ class WorkflowBuilder:
         timeout: float | None = None,
         retries: int | None = None,
         backoff: float | None = None,
+        bypass_in: Sequence[str] | None = None,
+        on_timeout: Mapping[str, str] | None = None,
+        follow_up: str | None = None,
+        action: str | None = None,
     ) -> WorkflowBuilder:
-        """Add a named gate; give exactly one of its kinds (``state=``, ``requires=``, ...)."""
+        """Add a named gate; give exactly one of its kinds (``state=``, ``requires=``, ...).
+
+        ``on_timeout`` is ``{"escalate": "message"}`` or ``{"fallback": "TRIGGER"}``.
+        """
         given = {
             "state": None if state is None else _names(state),
             "requires": None if requires is None else _names(requires),
@@ -304,6 +338,10 @@ class WorkflowBuilder:
             "retries": retries,
             "backoff": backoff,
             "description": description,
+            "bypass_in": None if bypass_in is None else list(bypass_in),
+            "on_timeout": None if on_timeout is None else dict(on_timeout),
+            "follow_up": follow_up,
+            "action": action,
         }
         spec = {key: value for key, value in given.items() if value is not None}
         if severity != "block":

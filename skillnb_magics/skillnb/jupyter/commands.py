@@ -101,6 +101,24 @@ def _decide(session: NotebookSession, args: argparse.Namespace) -> Output:
     return Output("approval", "ok", badge, lines, key=approval.gate, trigger=approval.trigger)
 
 
+def _follow_ups(session: NotebookSession, _args: argparse.Namespace) -> Output:
+    follow_ups = session.run.follow_ups()
+    lines = [
+        f"{f.text} (gate {f.gate}, state {f.state}: {f.reason}); "
+        f"resolve with %skillnb resolve {f.gate}"
+        for f in follow_ups
+    ] or ["nothing to follow up"]
+    status: Status = "warning" if follow_ups else "ok"
+    return Output("follow-ups", status, f"follow-ups ({len(follow_ups)} open)", lines)
+
+
+def _resolve(session: NotebookSession, args: argparse.Namespace) -> Output:
+    follow_up = session.run.resolve_follow_up(args.id, by=args.by, note=args.note)
+    lines = [follow_up.text] + ([f"note: {follow_up.note}"] if follow_up.note else [])
+    badge = f"✓ follow-up of {follow_up.gate} resolved by {follow_up.resolved_by}"
+    return Output("follow-up", "ok", badge, lines, key=follow_up.gate)
+
+
 def _rollback(session: NotebookSession, args: argparse.Namespace) -> Output:
     fact = session.run.rollback(args.key, args.version)
     if fact.restorable:
@@ -184,6 +202,11 @@ def _build() -> tuple[MagicArgumentParser, dict[str, Command]]:
         p.add_argument("gate")
         p.add_argument("--by", metavar="NAME", help="who decides (default: SkillNB.user)")
         p.add_argument("--note", metavar="TEXT")
+    add("follow-ups", _follow_ups, "the open follow-ups that warning gates left")
+    p = add("resolve", _resolve, "resolve a follow-up (its id, or its gate's name)")
+    p.add_argument("id", metavar="ID_OR_GATE")
+    p.add_argument("--by", metavar="NAME", help="who resolves it (default: SkillNB.user)")
+    p.add_argument("--note", metavar="TEXT")
     p = add("rollback", _rollback, "write an older version of a fact again, as a new version")
     p.add_argument("key")
     p.add_argument("version", type=int)

@@ -4,6 +4,7 @@
 
     %config SkillNB.verbosity = "quiet"
     %config SkillNB.state_dir = "/data/runs/report"
+    %config SkillNB.profile = "demo"
     %config SkillNB.store = "postgresql://ann@db.example.com/runs"   # a team store
     %config SkillNB.suggest = "auto"     # keep what cells produce worth keeping ("off": no offers)
     c.SkillNB.user = "ana"          # in ipython_config.py
@@ -48,6 +49,12 @@ class SkillNB(Configurable):
     user = Unicode(
         "",
         help="Who approvals and milestones are attributed to ($SKILLNB_USER or the OS user).",
+    ).tag(config=True)
+
+    profile = Unicode(
+        "",
+        help="The run profile ($SKILLNB_PROFILE, else 'default'): gates whose bypass_in names "
+        "it are not evaluated, and each bypass is recorded. The workflow must declare it.",
     ).tag(config=True)
 
     memory = Bool(

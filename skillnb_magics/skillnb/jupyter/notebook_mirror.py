@@ -333,7 +333,7 @@ def _gate_cell_mirror(
         done_at = step.committed_seq if step.committed_seq is not None else step.started_seq
     status: str = step.status if step is not None else "passed"
     if report is not None and not report.passed and report.version >= done_at:
-        waiting = all(r.kind == "approval" for r in report.blocking)
+        waiting = all(r.kind == "approval" or r.escalated for r in report.blocking)
         status = "waiting" if waiting else "blocked"
     recorded = step.source_hash if step is not None else None
     return {

@@ -76,6 +76,7 @@ def _gate_lines(report: GateReport | None, verbose: bool) -> list[str]:
     if report is None:
         return []
     lines = [f"⚠ {r.gate} ({r.kind}): {r.message}" for r in report.warnings]
+    lines += [f"↷ {r.gate} ({r.kind}): {r.message}" for r in report.bypassed]
     if verbose:
         lines += [f"✓ {r.gate} ({r.kind}) {r.message}".rstrip() for r in report.results if r.passed]
     return lines
@@ -92,19 +93,39 @@ def gated(
     if outcome.status == "blocked":
         assert outcome.report is not None  # noqa: S101  # a blocked step has its report
         return _blocked_output(outcome.report, trigger, label, skipped=True)
+    if outcome.status == "fallback":
+        return _fallback_output(outcome, trigger, label)
     fired = next((e for e in outcome.events if e.type == "transition.fired"), None)
     badge = f"✓ {label}"
     if fired is not None:
         badge += f": {fired.data.get('from')} → {fired.data.get('to')}"
     lines = _gate_lines(outcome.report, verbose)
+    lines += [
+        f"follow-up opened: {e.data['follow_up'].get('text')} "
+        f"(%skillnb resolve {e.data['follow_up'].get('gate')})"
+        for e in outcome.events
+        if e.type == "followup.opened"
+    ]
     status: Status = "warning" if outcome.report is not None and outcome.report.warnings else "ok"
     return Output("gate", status, badge, lines, trigger=trigger)
+
+
+def _fallback_output(outcome: StepOutcome, trigger: str | None, label: str) -> Output:
+    fired = next((e for e in outcome.events if e.type == "transition.fired"), None)
+    to = "its fallback"
+    if fired is not None:
+        to = f"{fired.data.get('trigger')}: {fired.data.get('from')} → {fired.data.get('to')}"
+    blocking = outcome.report.blocking if outcome.report is not None else []
+    lines = [f"↪ {r.gate} ({r.kind}): {r.message}" for r in blocking]
+    lines.append("the cell body did not run; the fallback transition fired instead")
+    badge = f"↪ {label} fell back to {to}"
+    return Output("gate", "warning", badge, lines, trigger=trigger)
 
 
 def _blocked_output(
     report: GateReport, trigger: str | None, label: str, *, skipped: bool
 ) -> Output:
-    waiting = all(r.kind == "approval" for r in report.blocking)
+    waiting = all(r.kind == "approval" or r.escalated for r in report.blocking)
     lines = [f"✗ {r.gate} ({r.kind}): {r.message}" for r in report.blocking]
     lines += [f"⚠ {r.gate} ({r.kind}): {r.message}" for r in report.warnings]
     lines.append(

@@ -50,7 +50,7 @@ _HOW = (
 )
 
 
-_SETTINGS = ["state_dir", "store", "run_name", "user", "memory"]
+_SETTINGS = ["state_dir", "store", "run_name", "user", "memory", "profile"]
 """Settings that change which run is open, or how: changing one closes the run."""
 
 
@@ -296,6 +296,7 @@ class NotebookSession:
             user=self.config.user or None,
             memory=None if self.config.memory else False,
             env=self.env,
+            profile=self.config.profile or None,
         )
         self._attach(run)
         return run
@@ -368,6 +369,8 @@ class NotebookSession:
         memory = None if self.config.memory else False
         with self.warnings_shown():
             run = rebuild_run(notebook, state_dir=state_dir, env=self.env, memory=memory)
+        if self.config.profile and run.workflow is not None:
+            run.profile = run.workflow.check_profile(self.config.profile)
         self._attach(run)
         self._run = run
         return run, True

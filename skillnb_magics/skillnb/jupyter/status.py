@@ -43,9 +43,11 @@ def scrub(text: str, run_id: str) -> str:
 
 def headline(view: Mapping[str, Any]) -> str:
     """Summarise the run in one line: ``workflow report · state 'review' · version 12``."""
+    profile = view.get("profile")
+    shown = f" · profile {profile}" if profile and profile != "default" else ""
     if view.get("workflow"):
         state = view.get("state")
-        return f"workflow {view['workflow']} · state {state!r} · version {view['version']}"
+        return f"workflow {view['workflow']} · state {state!r} · version {view['version']}{shown}"
     return f"run without a workflow · version {view['version']}"
 
 
@@ -61,6 +63,14 @@ def _uncertain(view: Mapping[str, Any]) -> list[str]:
         f"{u['key']} (started at v{u['started_seq']}, never committed) → "
         f"{magic_command('clear', u['key'])}"
         for u in view.get("uncertain", [])
+    ]
+
+
+def _follow_ups(view: Mapping[str, Any]) -> list[str]:
+    return [
+        f"{_clip(f['text'])} (gate {f['gate']}: {_clip(f['reason'], 60)}) → "
+        f"%skillnb resolve {f['gate']}"
+        for f in view.get("follow_ups", [])
     ]
 
 
@@ -100,6 +110,7 @@ def status_sections(view: Mapping[str, Any], *, history: int = 10) -> list[Secti
         ("next", _next(view)),
         (f"facts ({len(facts)})", facts),
         ("waiting for approval", _pending(view)),
+        ("follow-ups", _follow_ups(view)),
         ("uncertain steps", _uncertain(view)),
         ("batches", _batches(view)),
         ("last block", last),
@@ -118,6 +129,7 @@ def banner_sections(
     sections: list[Section] = [
         ("", where),
         ("waiting for approval", _pending(view)),
+        ("follow-ups", _follow_ups(view)),
         ("uncertain steps", _uncertain(view)),
         ("batches", _batches(view)),
         ("skill memory", [f"last: {_clip(memory_last)}"] if memory_last else []),

@@ -181,7 +181,7 @@ class RunView:
             self.mermaid.outputs = (_markdown_output(str(view["mermaid"])),)
         self._show_diagram()
         self._refresh_pending(view.get("pending") or [])
-        self.report.value = render.report_html(view)
+        self.report.value = render.follow_ups_html(view) + render.report_html(view)
         self.facts.value = render.facts_html(view)
         self.batches.value = render.batches_html(view)
         self.history.value = render.history_html(view)

@@ -136,10 +136,14 @@ def header_html(view: View) -> str:
         version = int(view.get("version", 0))
         return f'<div style="{_BOX}"><b>SKILL.nb run</b> (no workflow) · v{version}</div>'
     state = view.get("state")
+    profile = view.get("profile")
+    shown = ""
+    if profile and profile != "default":
+        shown = f' · <span class="skillnb-profile">profile <b>{_e(profile)}</b></span>'
     return (
         f'<div style="{_BOX}"><b>SKILL.nb</b> · workflow <b>{_e(workflow)}</b> · state '
         f'<span class="skillnb-current-state" style="font-weight:600;color:{_ACCENT}">'
-        f"{_e(state)}</span> · v{int(view.get('version', 0))}</div>"
+        f"{_e(state)}</span> · v{int(view.get('version', 0))}{shown}</div>"
     )
 
 
@@ -279,6 +283,23 @@ def pending_html(view: View) -> str:
     )
 
 
+def follow_ups_html(view: View) -> str:
+    """Render the open follow-ups that warning gates left."""
+    follow_ups = view.get("follow_ups") or []
+    if not follow_ups:
+        return ""
+    items = "".join(
+        f"<li><b>{_e(f.get('text', ''), 200)}</b> <small>(gate {_e(f['gate'])} in state "
+        f"{_e(f.get('state'))}: {_e(f.get('reason', ''), 120)}; resolve with "
+        f"<code>%skillnb resolve {_e(f['gate'])}</code>)</small></li>"
+        for f in follow_ups
+    )
+    return (
+        f'<div class="skillnb-follow-ups" style="{_BOX}"><div style="{_H}">Follow-ups</div>'
+        f'<ul style="margin:2px 0 2px 18px;padding:0">{items}</ul></div>'
+    )
+
+
 def batches_html(view: View) -> str:
     """Render batch progress (done/total with a thin bar) and uncertain steps."""
     parts = []
@@ -345,6 +366,7 @@ def render_html(view: View) -> str:
         header_html(view),
         states_html(view),
         pending_html(view),
+        follow_ups_html(view),
         report_html(view),
         facts_html(view, times=False),
         batches_html(view),

@@ -94,6 +94,16 @@ def _text_pending(view: View) -> list[str]:
     return lines
 
 
+def _text_follow_ups(view: View) -> list[str]:
+    follow_ups = view.get("follow_ups") or []
+    if not follow_ups:
+        return []
+    lines = ["Follow-ups:"]
+    for f in follow_ups:
+        lines.append(f"  - {clip(f.get('text', ''))} (gate {f['gate']}, state {f.get('state')})")
+    return lines
+
+
 def _text_batches(view: View) -> list[str]:
     return [f"Batch {b['name']}: {b['done']}/{b['total']} done" for b in view.get("batches") or []]
 
@@ -119,10 +129,13 @@ def render_text(view: View, *, history: int = _TEXT_HISTORY) -> str:
         if workflow
         else ("SKILL.nb run (no workflow)")
     )
-    lines = [f"{head}, version {view.get('version', 0)}"]
+    profile = view.get("profile")
+    shown = f", profile {profile}" if profile and profile != "default" else ""
+    lines = [f"{head}, version {view.get('version', 0)}{shown}"]
     for section in (
         _text_states,
         _text_pending,
+        _text_follow_ups,
         _text_uncertain,
         _text_report,
         _text_facts,

@@ -76,9 +76,19 @@ class NoRun(SkillnbError):
 
 
 def _default_open(notebook: Path) -> RunLike:
+    """Open the run under the profile its latest gate report was evaluated in.
+
+    The panel then shows (and evaluates the next gates) as the kernel last did, whether the
+    kernel took its profile from ``%config SkillNB.profile`` or from its environment.
+    """
     from skillnb.run import open_run
 
-    return open_run(notebook)
+    run = open_run(notebook)
+    reports = run.journal.state.reports.values()
+    last = max(reports, key=lambda r: r.version, default=None)
+    if last is not None and run.workflow is not None and last.profile in run.workflow.profiles:
+        run.profile = last.profile
+    return run
 
 
 def _default_read(notebook: Path) -> RunLike:

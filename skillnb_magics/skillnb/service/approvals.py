@@ -29,8 +29,12 @@ def open_request(state: RunState, gate: str) -> Approval | None:
 
 
 def approval_message(spec: GateSpec) -> str:
-    """What the approver is asked (the gate's message, else its description, else its name)."""
-    return spec.approval or spec.description or f"approve {spec.name}"
+    """What the approver is asked.
+
+    The approval gate's message, or the escalation message of a gate that timed out; else
+    the gate's description; else its name.
+    """
+    return spec.approval or spec.escalate or spec.description or f"approve {spec.name}"
 
 
 def approval_status(state: RunState, spec: GateSpec) -> tuple[bool, str]:

@@ -9,13 +9,15 @@ whose commit fires the transition and consumes the approvals it used, in one app
 from __future__ import annotations
 
 import difflib
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from skillnb.core import bending
 from skillnb.core import gates as gate_eval
-from skillnb.core.gates import GateContext, GateSpec
+from skillnb.core.gates import DEFAULT_PROFILE, GateContext, GateSpec
 from skillnb.core.records import Approval, Event, EventDraft, GateReport, RunState
 from skillnb.core.registry import Registry, default_registry
 from skillnb.core.state import state_entry_seq
@@ -34,7 +36,7 @@ __all__ = ["Gates", "StepOutcome"]
 class StepOutcome:
     """What happened to a gated step (a ``%%gate`` cell or :meth:`Gates.run_gated`)."""
 
-    status: Literal["ran", "done", "blocked"]
+    status: Literal["ran", "done", "blocked", "fallback"]
     """``ran``: gates passed and the body ran; ``done``: already completed in this run and
     not run again; ``blocked``: a blocking gate failed (only with ``on_block="skip"``)."""
     report: GateReport | None = None
@@ -69,6 +71,8 @@ class Gates:
         self.journal = journal
         self.steps = steps
         self.registry = registry or default_registry
+        self.profile = DEFAULT_PROFILE
+        """The run profile: gates whose ``bypass_in`` names it are bypassed (and audited)."""
 
     def _workflow(self, trigger: str) -> Workflow:
         workflow = self.journal.workflow
@@ -118,6 +122,7 @@ class Gates:
             facts=self.journal.values(),
             registry=self.registry,
             approval=lambda spec: approval_status(self.journal.state, spec),
+            profile=self.profile,
         )
         return gate_eval.evaluate(specs, ctx)
 
@@ -135,7 +140,7 @@ class Gates:
         self, key: str, report: GateReport, specs: Sequence[GateSpec], trigger: str | None
     ) -> None:
         journal = self.journal
-        approvals = {s.name: s for s in specs if s.kind == "approval"}
+        approvals = {s.name: s for s in specs if s.kind == "approval" or s.escalate}
 
         def make(state: RunState) -> list[EventDraft]:
             drafts = [
@@ -143,7 +148,8 @@ class Gates:
             ]
             for result in report.results:
                 spec = approvals.get(result.gate)
-                if spec is None or result.passed:
+                asks = result.kind == "approval" or result.escalated
+                if spec is None or result.passed or not asks:
                     continue
                 request = open_request(state, spec.name)
                 if request is not None and request.status != "rejected":
@@ -162,7 +168,7 @@ class Gates:
 
         journal.commit(make)
         for result in report.blocking:
-            if result.kind == "approval":
+            if result.kind == "approval" or result.escalated:
                 journal.remember("approval_requested", f"{key}: {result.gate} waits for approval")
 
     # -- firing --------------------------------------------------------------------------
@@ -187,7 +193,11 @@ class Gates:
             if fn is not None:
                 action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
         outcome = self.run_gated(
-            trigger, body=action, key=f"transition:{trigger}", idempotent=transition.idempotent
+            trigger,
+            body=action,
+            key=f"transition:{trigger}",
+            idempotent=transition.idempotent,
+            subject=subject,
         )
         return next(e for e in outcome.events if e.type == "transition.fired")
 
@@ -204,6 +214,8 @@ class Gates:
         on_block: Literal["raise", "skip"] = "raise",
         skip_done: bool = False,
         wait: float = 0.0,
+        subject: object = None,
+        _falling_back: dict[str, str] | None = None,
     ) -> StepOutcome:
         """Run ``body`` as a durable step once the gates of ``trigger`` and ``gates`` pass.
 
@@ -228,11 +240,58 @@ class Gates:
 
         claimed = self.steps.waiting(wait, attempt)
         if isinstance(claimed, StepOutcome):
+            fell = claimed.report.fallback if claimed.report is not None else None
+            if claimed.status == "blocked" and fell is not None and trigger and not _falling_back:
+                return self._fall_back(step, fell.gate, claimed.report, subject)
+            if claimed.status == "blocked" and on_block == "raise":
+                assert claimed.report is not None  # noqa: S101  # a blocked step has its report
+                raise GateBlocked(claimed.report, state=claimed.report.state, trigger=trigger)
             return claimed
         report, used = claimed
         result = self.steps.run_body(step_key, body) if body is not None else None
-        events = self._finish(step, report, used, started=body is not None)
+        events = self._finish(step, report, used, started=body is not None, fallback=_falling_back)
+        self._correct(report, subject)
         return StepOutcome(status="ran", report=report, result=result, events=events)
+
+    def _fall_back(
+        self, step: _GatedStep, gate: str, report: GateReport | None, subject: object
+    ) -> StepOutcome:
+        """Fire the fallback transition of the step's gate ``gate``, which timed out."""
+        assert report is not None  # noqa: S101  # a fallback comes from a report
+        result = next(r for r in report.results if r.gate == gate and r.fallback)
+        target = str(result.fallback)
+        transition = self.transition(target)
+        action: Callable[[], Any] | None = None
+        if transition.action is not None:
+            fn = _find_action(self.registry, transition.action, trusted=transition.trusted)
+            if fn is not None:
+                action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
+        why = {"for": str(step.trigger), "gate": gate, "reason": result.message}
+        outcome = self.run_gated(
+            target,
+            body=action,
+            key=f"transition:{target}",
+            idempotent=transition.idempotent,
+            subject=subject,
+            _falling_back=why,
+        )
+        if step.source_hash is not None:  # the cell is done in this run: it fell back
+            marker = self.steps.started_draft(step.key, step.source_hash, step.cell_id, False)
+            self.journal.append_drafts([marker, self.steps.committed_draft(step.key)])
+        return StepOutcome(status="fallback", report=report, events=outcome.events)
+
+    def _correct(self, report: GateReport, subject: object) -> None:
+        """Run the corrective action of each warning gate of ``report``, each a durable step."""
+        workflow = self.journal.workflow
+        if workflow is None:
+            return
+        for gate, ref in bending.corrective_actions(report, workflow.gates):
+            fn = self.registry.resolve_action(ref, trusted=workflow.gates[gate].trusted)
+            key = f"corrective:{gate}"
+            self.steps.claim(key, None, None, False)
+            self.steps.run_body(key, functools.partial(fn, subject))
+            self.journal.append_drafts([self.steps.committed_draft(key)])
+            self.journal.remember("corrective_action", f"{gate} warned: ran {ref}")
 
     def _claim(
         self,
@@ -248,12 +307,12 @@ class Gates:
             return StepOutcome(status="done")
         specs = self.specs(step.trigger, gates)
         report = self.evaluate(specs, step.trigger)
-        if not report.passed:
+        if not report.passed:  # run_gated raises, skips or falls back
             self._record_block(step.key, report, specs, step.trigger)
-            if on_block == "skip":
-                return StepOutcome(status="blocked", report=report)
-            raise GateBlocked(report, state=report.state, trigger=step.trigger)
-        used = [r.gate for r in report.results if r.kind == "approval" and r.passed]
+            return StepOutcome(status="blocked", report=report)
+        used = [
+            r.gate for r in report.results if r.passed and (r.kind == "approval" or r.escalated)
+        ]
         if not has_body:  # nothing runs: the finishing append checks and consumes everything
             self.steps.refuse_uncertain(state, step.key, step.idempotent)
             return report, used
@@ -291,7 +350,12 @@ class Gates:
         return workflow.find(state.state, gated.trigger) is None
 
     def _finish(
-        self, step: _GatedStep, report: GateReport, used: list[str], started: bool
+        self,
+        step: _GatedStep,
+        report: GateReport,
+        used: list[str],
+        started: bool,
+        fallback: dict[str, str] | None = None,
     ) -> list[Event]:
         """Commit the step: report, approvals, transition and ``step.committed`` at once.
 
@@ -308,9 +372,11 @@ class Gates:
                 dump = report.model_dump(mode="json")
                 drafts.append(journal.draft("gate.reported", key=key, report=dump))
             drafts.extend(self._consume(state, used))
+            gates = journal.workflow.gates if journal.workflow is not None else {}
+            drafts.extend(bending.step_drafts(state, report, gates, key, journal.clock()))
             if trigger is not None:
                 consumed = {str(d.data["id"]) for d in drafts if d.type == "approval.consumed"}
-                drafts.extend(self._fire_drafts(state, trigger, consumed))
+                drafts.extend(self._fire_drafts(state, trigger, consumed, fallback))
             if started or step.source_hash is not None:
                 drafts.append(self.steps.committed_draft(key))
             return drafts
@@ -322,8 +388,17 @@ class Gates:
             journal.remember("transition", summary)
         return events
 
-    def _fire_drafts(self, state: RunState, trigger: str, consumed: set[str]) -> list[EventDraft]:
+    def _fire_drafts(
+        self,
+        state: RunState,
+        trigger: str,
+        consumed: set[str],
+        fallback: dict[str, str] | None = None,
+    ) -> list[EventDraft]:
         journal = self.journal
+        extra: dict[str, Any] = {"profile": self.profile} if self.profile != DEFAULT_PROFILE else {}
+        if fallback is not None:
+            extra["fallback"] = fallback
         workflow = self._workflow(trigger)
         transition = workflow.find(state.state, trigger) if state.state else None
         if transition is None:
@@ -335,6 +410,7 @@ class Gates:
                 trigger=trigger,
                 action=transition.action,
                 **{"from": state.state, "to": transition.target},
+                **extra,
             )
         ]
         entry = state_entry_seq(state)

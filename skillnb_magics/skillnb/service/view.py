@@ -4,8 +4,13 @@
 the server extension), ``skillnb status --json`` and the LLM summary. Its shape (``"v": 1``):
 
 ``run_id, workflow, state, version, updated_at, states, visited, next, facts, pending,
-uncertain, batches, key_ids, milestones, last_report, history, mermaid, threads``
-(``threads``: the LangGraph threads checkpointed in the run, see :func:`graph_threads`).
+uncertain, batches, key_ids, milestones, last_report, history, mermaid, threads, profile,
+follow_ups`` (``threads``: the LangGraph threads checkpointed in the run, see
+:func:`graph_threads`).
+
+``profile`` is the profile the gates are evaluated under (bypassed gates show as passed with
+the message ``bypassed (profile NAME)``); ``follow_ups`` lists the open follow-ups that
+warning gates left (``id, gate, state, trigger, reason, text, opened_seq, opened_at``).
 
 ``next`` lists the transitions out of the current state with the status of their gates
 (``passing``, ``warning``, ``blocked``; ``unknown`` where a gate would run user code and
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skillnb.core.bending import open_follow_ups
 from skillnb.core.claims import step_claim_key
 from skillnb.core.graph import to_mermaid
 from skillnb.core.records import Event, GateReport, GateResult, RunState
@@ -62,7 +68,11 @@ def _next(gates: Gates, evaluate_code: bool) -> list[dict[str, Any]]:
     out = []
     for transition in workflow.transitions_from(state):
         specs = [workflow.gates[g] for g in transition.gates]
-        runnable = [s for s in specs if evaluate_code or s.kind not in _CODE_KINDS]
+        runnable = [
+            s
+            for s in specs
+            if evaluate_code or s.kind not in _CODE_KINDS or gates.profile in s.bypass_in
+        ]
         report = gates.evaluate(runnable, transition.trigger)
         results = [_result(r) for r in report.results]
         skipped = [s for s in specs if s not in runnable]
@@ -173,6 +183,20 @@ def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
             {"seq": e.seq, "type": e.type, "at": _iso(e.at), "summary": describe_event(e)}
             for e in _meaningful(journal.history(_HISTORY * 4))[-_HISTORY:]
         ],
+        "profile": gates.profile,
+        "follow_ups": [
+            {
+                "id": f.id,
+                "gate": f.gate,
+                "state": f.state,
+                "trigger": f.trigger,
+                "reason": f.reason,
+                "text": f.text,
+                "opened_seq": f.opened_seq,
+                "opened_at": _iso(f.opened_at),
+            }
+            for f in open_follow_ups(state)
+        ],
         "mermaid": to_mermaid(
             workflow, current=state.state, visited=state.visited, statuses=statuses
         )
@@ -202,6 +226,7 @@ def graph_threads(state: RunState) -> list[dict[str, Any]]:
 _VOLATILE = {
     "facts": ("at",),
     "pending": ("id", "requested_at"),
+    "follow_ups": ("id", "opened_at"),
     "milestones": ("at",),
     "history": ("at",),
     "threads": ("checkpoint", "updated_at"),
@@ -212,7 +237,7 @@ def stable_view(view: dict[str, Any]) -> dict[str, Any]:
     """``view`` without what differs between two executions: times, the run id, request ids."""
     out = {**view, "run_id": None, "updated_at": None}
     for key, fields in _VOLATILE.items():
-        rows = view.get(key, [])
+        rows = view.get(key) or []
         out[key] = [{k: (None if k in fields else v) for k, v in row.items()} for row in rows]
     for row in out["threads"]:
         row["interrupts"] = [{**i, "id": None} for i in row["interrupts"]]
