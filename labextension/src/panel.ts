@@ -18,6 +18,7 @@ import {
   pendingSection,
   reportSection,
   runSection,
+  threadSection,
   uncertainSection,
   followUpSection,
   type IApprovalHandlers
@@ -180,6 +181,7 @@ export class RunPanel extends Widget {
       nextSection(run.next, pendingGates),
       followUpSection(run.follow_ups),
       uncertainSection(run.uncertain),
+      threadSection(run.threads, run.pending),
       batchSection(run.batches),
       factSection(run.facts),
       reportSection(run.last_report, pendingGates),

@@ -11,6 +11,8 @@ import type {
   IBatchView,
   IFactView,
   IGateReportView,
+  IGraphInterrupt,
+  IGraphThread,
   IGateView,
   IHistoryEntry,
   IMilestoneView,
@@ -145,6 +147,24 @@ function readFollowUp(item: Dict): IFollowUp {
   };
 }
 
+function readInterrupt(item: Dict): IGraphInterrupt {
+  return { id: str(item.id), node: str(item.node), value: str(item.value) };
+}
+
+function readThread(item: Dict): IGraphThread {
+  const step = item.step;
+  return {
+    thread_id: str(item.thread_id),
+    checkpoint: str(item.checkpoint),
+    step: typeof step === 'number' && Number.isFinite(step) ? step : null,
+    source: strOrNull(item.source),
+    next: strings(item.next),
+    interrupts: list(item.interrupts, readInterrupt),
+    checkpoints: num(item.checkpoints),
+    updated_at: strOrNull(item.updated_at)
+  };
+}
+
 function readBatch(item: Dict): IBatchView {
   return {
     name: str(item.name),
@@ -219,7 +239,8 @@ export function parseDescription(value: unknown): IRunDescription {
     history: list(value.history, readHistory),
     mermaid: strOrNull(value.mermaid),
     profile: str(value.profile) || 'default',
-    follow_ups: list(value.follow_ups, readFollowUp)
+    follow_ups: list(value.follow_ups, readFollowUp),
+    threads: list(value.threads, readThread)
   };
 }
 

@@ -10,6 +10,7 @@ import type {
   IFollowUp,
   IGateReportView,
   IGateView,
+  IGraphThread,
   IHistoryEntry,
   IMilestoneView,
   INextTrigger,
@@ -363,5 +364,90 @@ export function keyIdSection(keyIds: {
   );
   return section('key-ids', 'Key ids', [
     h('table', { className: 'jp-skillnb-table' }, [h('tbody', {}, rows)])
+  ]);
+}
+
+/** One LangGraph thread as the panel shows it (plain text, built without the DOM). */
+export interface IThreadLine {
+  thread_id: string;
+  /** `checkpoint ID`: the last checkpoint, shown as a tooltip. */
+  title: string;
+  /** `step N · next a, b · K checkpoints`. */
+  detail: string;
+  interrupts: { node: string; value: string; waiting: boolean }[];
+}
+
+/**
+ * The panel's lines for the run's LangGraph threads. An open interrupt is also a pending
+ * approval request with the same id: `waiting` marks it so, and its
+ * Approve and Reject buttons are the pending approvals' own.
+ */
+export function threadLines(
+  threads: IGraphThread[],
+  pending: IPendingApproval[] = []
+): IThreadLine[] {
+  const ids = new Set(pending.map(p => p.id));
+  return threads.map(thread => {
+    const parts = [
+      thread.step === null ? '' : `step ${thread.step}`,
+      thread.next.length ? `next ${thread.next.join(', ')}` : 'finished',
+      `${thread.checkpoints} checkpoint${thread.checkpoints === 1 ? '' : 's'}`
+    ].filter(Boolean);
+    return {
+      thread_id: thread.thread_id,
+      title: thread.checkpoint ? `checkpoint ${thread.checkpoint}` : '',
+      detail: parts.join(' · '),
+      interrupts: thread.interrupts.map(i => ({
+        node: i.node,
+        value: clip(i.value, PREVIEW_CHARS),
+        waiting: ids.has(i.id)
+      }))
+    };
+  });
+}
+
+/** LangGraph threads checkpointed in the run: step, next nodes, open interrupts. */
+export function threadSection(
+  threads: IGraphThread[],
+  pending: IPendingApproval[] = []
+): HTMLElement | null {
+  if (!threads.length) {
+    return null;
+  }
+  const items = threadLines(threads, pending).map(line =>
+    h('li', { data: { thread: line.thread_id } }, [
+      h('span', {
+        className: 'jp-skillnb-fact-key',
+        text: line.thread_id,
+        title: line.title
+      }),
+      h('span', { className: 'jp-skillnb-muted', text: ` ${line.detail}` }),
+      line.interrupts.length
+        ? h(
+            'ul',
+            { className: 'jp-skillnb-list' },
+            line.interrupts.map(i =>
+              h('li', { className: 'jp-skillnb-interrupt' }, [
+                h('span', { text: `interrupt in ${i.node || '?'}` }),
+                i.value
+                  ? h('span', {
+                      className: 'jp-skillnb-message',
+                      text: ` ${i.value}`
+                    })
+                  : null,
+                i.waiting
+                  ? h('span', {
+                      className: 'jp-skillnb-muted',
+                      text: ' · waiting for approval'
+                    })
+                  : null
+              ])
+            )
+          )
+        : null
+    ])
+  );
+  return section('threads', 'LangGraph threads', [
+    h('ul', { className: 'jp-skillnb-list' }, items)
   ]);
 }

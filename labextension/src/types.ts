@@ -121,6 +121,28 @@ export interface IRunDescription {
   /** The run profile gates are evaluated under (`default` unless one was chosen). */
   profile: string;
   follow_ups: IFollowUp[];
+  /** LangGraph threads checkpointed in the run (empty when there are none). */
+  threads: IGraphThread[];
+}
+
+/** An `interrupt()` a LangGraph thread waits on (also a pending approval). */
+export interface IGraphInterrupt {
+  id: string;
+  node: string;
+  /** A preview of what it asks (JSON text, clipped by the server). */
+  value: string;
+}
+
+/** The head of a LangGraph thread whose checkpoints live in the run. */
+export interface IGraphThread {
+  thread_id: string;
+  checkpoint: string;
+  step: number | null;
+  source: string | null;
+  next: string[];
+  interrupts: IGraphInterrupt[];
+  checkpoints: number;
+  updated_at: string | null;
 }
 
 /** `GET /skillnb/api/version`. */

@@ -28,6 +28,7 @@ export function description(
     uncertain: [],
     profile: 'default',
     follow_ups: [],
+    threads: [],
     batches: [],
     key_ids: {},
     milestones: [],

@@ -132,6 +132,28 @@ def sample_view() -> dict[str, Any]:
             },
         ],
         "mermaid": "stateDiagram-v2\n  [*] --> draft",
+        "threads": [
+            {
+                "thread_id": "agent-1",
+                "checkpoint": "1ef0c0ffee",
+                "step": 4,
+                "source": "loop",
+                "next": ["review"],
+                "interrupts": [{"id": "f00dbabe42", "node": "review", "value": f"ship? {SCRIPT}"}],
+                "checkpoints": 6,
+                "updated_at": "2024-05-01T09:58:00+00:00",
+            },
+            {
+                "thread_id": "agent-2",
+                "checkpoint": "1ef0beef",
+                "step": None,
+                "source": None,
+                "next": [],
+                "interrupts": [],
+                "checkpoints": 1,
+                "updated_at": None,
+            },
+        ],
     }
 
 
@@ -156,6 +178,7 @@ def test_text_is_deterministic_without_ids_or_times() -> None:
     text = render_text(view)
     assert "a1b2c3d4e5f6" not in text  # run id, also inside the history summary
     assert "f00dbabe42" not in text  # approval id
+    assert "1ef0c0ffee" not in text  # checkpoint id
     assert "2024-05-01" not in text
     assert "T09:" not in text
     assert "v1 run created" in text
@@ -168,7 +191,7 @@ def test_text_is_deterministic_without_ids_or_times() -> None:
 def test_saved_html_fallback_holds_no_times_or_ids() -> None:
     view = sample_view()
     page = render.render_html(view)
-    for volatile in ("a1b2c3d4e5f6", "f00dbabe42", "2024-05-01", "T09:"):
+    for volatile in ("a1b2c3d4e5f6", "f00dbabe42", "1ef0c0ffee", "2024-05-01", "T09:"):
         assert volatile not in page
     later = {**view, "updated_at": "2030-01-01T00:00:00+00:00", "run_id": "ffffffffffff"}
     later["history"] = [{**h, "at": "2030-01-01T00:00:00+00:00"} for h in view["history"]]
@@ -196,6 +219,7 @@ def test_html_escapes_facts_gate_messages_and_approvals() -> None:
         render.pending_html,
         render.report_html,
         render.history_html,
+        render.threads_html,
     ],
 )
 def test_every_section_escapes(section: Any) -> None:
@@ -281,3 +305,29 @@ def test_the_approve_hint_is_said_once_and_as_code() -> None:
     view["pending"] = []
     assert render.render_html(view).count("%skillnb approve boss") == 1
     assert "`" not in render.render_html(view)  # shown as <code>, not raw backticks
+
+
+def test_threads_show_step_next_nodes_and_interrupts_waiting_for_approval() -> None:
+    view = sample_view()
+    text = render_text(view)
+    assert "LangGraph threads:" in text
+    assert "  - agent-1: step 4 · next review · 6 checkpoints" in text
+    assert "      interrupt in review: ship? " in text
+    assert "(waiting for approval)" in text
+    assert "  - agent-2: finished · 1 checkpoint" in text
+    live = render.threads_html(view)
+    assert 'title="checkpoint 1ef0c0ffee"' in live
+    assert "(waiting for approval)" in live
+    assert "<script" not in live
+    assert "1ef0c0ffee" not in render.threads_html(view, ids=False)
+    answered = {**view, "pending": []}
+    assert "waiting for approval" not in render.threads_html(answered)
+    assert "waiting for approval" not in render_text(answered).split("LangGraph threads:")[1]
+
+
+def test_a_view_without_threads_has_no_thread_section() -> None:
+    view = sample_view()
+    del view["threads"]
+    assert render.threads_html(view) == ""
+    assert "LangGraph threads" not in render_text(view)
+    assert "LangGraph threads" not in render.render_html(view)

@@ -183,7 +183,7 @@ class RunView:
         self._refresh_pending(view.get("pending") or [])
         self.report.value = render.follow_ups_html(view) + render.report_html(view)
         self.facts.value = render.facts_html(view)
-        self.batches.value = render.batches_html(view)
+        self.batches.value = render.threads_html(view) + render.batches_html(view)
         self.history.value = render.history_html(view)
 
     def _refresh_pending(self, pending: list[Mapping[str, Any]]) -> None:

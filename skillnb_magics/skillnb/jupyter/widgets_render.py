@@ -37,6 +37,9 @@ __all__ = [
     "render_html",
     "report_html",
     "states_html",
+    "thread_detail",
+    "thread_interrupts",
+    "threads_html",
 ]
 
 View = Mapping[str, Any]
@@ -300,6 +303,56 @@ def follow_ups_html(view: View) -> str:
     )
 
 
+def thread_detail(thread: Mapping[str, Any]) -> str:
+    """``step N · next a, b · K checkpoints`` for one LangGraph thread of the view."""
+    step = thread.get("step")
+    nodes = [str(n) for n in thread.get("next") or []]
+    count = int(thread.get("checkpoints") or 0)
+    parts = [
+        "" if step is None else f"step {step}",
+        f"next {', '.join(nodes)}" if nodes else "finished",
+        f"{count} checkpoint{'' if count == 1 else 's'}",
+    ]
+    return " · ".join(p for p in parts if p)
+
+
+def thread_interrupts(thread: Mapping[str, Any], view: View) -> list[tuple[str, str, bool]]:
+    """``(node, value, waiting)`` per open interrupt; ``waiting`` when its approval is pending."""
+    pending = {str(p.get("id")) for p in view.get("pending") or []}
+    return [
+        (str(i.get("node") or "?"), str(i.get("value") or ""), str(i.get("id")) in pending)
+        for i in thread.get("interrupts") or []
+    ]
+
+
+def threads_html(view: View, *, ids: bool = True) -> str:
+    """Render the run's LangGraph threads: step, next nodes, open interrupts.
+
+    ``ids`` adds each thread's last checkpoint id as a tooltip (the saved fallback has none).
+    """
+    threads = view.get("threads") or []
+    if not threads:
+        return ""
+    items = []
+    for t in threads:
+        tip = f' title="checkpoint {_e(t.get("checkpoint", ""))}"' if ids else ""
+        inner = "".join(
+            f"<li>interrupt in {_e(node)}: {_e(value, 120)}"
+            + (" <small>(waiting for approval)</small>" if waiting else "")
+            + "</li>"
+            for node, value, waiting in thread_interrupts(t, view)
+        )
+        nested = f'<ul style="margin:0 0 0 16px;padding:0">{inner}</ul>' if inner else ""
+        items.append(
+            f"<li{tip}><code>{_e(t.get('thread_id', ''))}</code> "
+            f"<small>{_e(thread_detail(t))}</small>{nested}</li>"
+        )
+    return (
+        f'<div class="skillnb-threads" style="{_BOX}"><div style="{_H}">LangGraph threads</div>'
+        f'<ul style="margin:2px 0 2px 18px;padding:0">{"".join(items)}</ul></div>'
+    )
+
+
 def batches_html(view: View) -> str:
     """Render batch progress (done/total with a thin bar) and uncertain steps."""
     parts = []
@@ -367,6 +420,7 @@ def render_html(view: View) -> str:
         states_html(view),
         pending_html(view),
         follow_ups_html(view),
+        threads_html(view, ids=False),
         report_html(view),
         facts_html(view, times=False),
         batches_html(view),

@@ -19,6 +19,8 @@ from skillnb.jupyter.widgets_render import (
     gate_reason,
     gate_status,
     history_line,
+    thread_detail,
+    thread_interrupts,
 )
 
 __all__ = ["render_text"]
@@ -104,6 +106,19 @@ def _text_follow_ups(view: View) -> list[str]:
     return lines
 
 
+def _text_threads(view: View) -> list[str]:
+    threads = view.get("threads") or []
+    if not threads:
+        return []
+    lines = ["LangGraph threads:"]
+    for t in threads:
+        lines.append(f"  - {t['thread_id']}: {thread_detail(t)}")
+        for node, value, waiting in thread_interrupts(t, view):
+            note = " (waiting for approval)" if waiting else ""
+            lines.append(f"      interrupt in {node}: {clip(value)}{note}")
+    return lines
+
+
 def _text_batches(view: View) -> list[str]:
     return [f"Batch {b['name']}: {b['done']}/{b['total']} done" for b in view.get("batches") or []]
 
@@ -136,6 +151,7 @@ def render_text(view: View, *, history: int = _TEXT_HISTORY) -> str:
         _text_states,
         _text_pending,
         _text_follow_ups,
+        _text_threads,
         _text_uncertain,
         _text_report,
         _text_facts,

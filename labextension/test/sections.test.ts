@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { parseDescription } from '../src/parse';
+import { threadLines, threadSection } from '../src/sections';
+
+const THREADS = [
+  {
+    thread_id: 'agent-1',
+    checkpoint: 'cp-9',
+    step: 4,
+    source: 'loop',
+    next: ['review', 'publish'],
+    interrupts: [
+      { id: 'int-1', node: 'review', value: '{"ask": "<b>ship it?</b>"}' }
+    ],
+    checkpoints: 6,
+    updated_at: '2024-05-01T10:00:00+00:00'
+  },
+  {
+    thread_id: 'agent-2',
+    checkpoint: 'cp-1',
+    step: null,
+    source: null,
+    next: [],
+    interrupts: [],
+    checkpoints: 1,
+    updated_at: null
+  }
+];
+
+describe('LangGraph threads', () => {
+  it('parses threads, tolerating their absence and bad fields', () => {
+    const run = parseDescription({
+      v: 1,
+      run_id: 'r',
+      threads: [
+        {
+          thread_id: 't',
+          step: 'three',
+          next: ['a', 5],
+          interrupts: [{ id: 'i', node: 7, value: 'why' }, 'junk'],
+          checkpoints: 2
+        },
+        null
+      ]
+    });
+    assert.equal(run.threads.length, 1);
+    const t = run.threads[0];
+    assert.equal(t.step, null);
+    assert.deepEqual(t.next, ['a']);
+    assert.deepEqual(t.interrupts, [{ id: 'i', node: '', value: 'why' }]);
+    assert.equal(t.checkpoints, 2);
+    assert.equal(t.updated_at, null);
+    assert.deepEqual(parseDescription({ v: 1, run_id: 'r' }).threads, []);
+    assert.deepEqual(
+      parseDescription({ v: 1, run_id: 'r', threads: 'x' }).threads,
+      []
+    );
+  });
+
+  it('lists step, next nodes and interrupts waiting for approval', () => {
+    const pending = [
+      {
+        id: 'int-1',
+        gate: 'approve_agent-1_review',
+        trigger: null,
+        message: '',
+        state: null,
+        requested_seq: 3,
+        requested_at: null
+      }
+    ];
+    const lines = threadLines(THREADS, pending);
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0].thread_id, 'agent-1');
+    assert.equal(lines[0].title, 'checkpoint cp-9');
+    assert.equal(
+      lines[0].detail,
+      'step 4 · next review, publish · 6 checkpoints'
+    );
+    assert.deepEqual(lines[0].interrupts, [
+      { node: 'review', value: '{"ask": "<b>ship it?</b>"}', waiting: true }
+    ]);
+    assert.equal(lines[1].detail, 'finished · 1 checkpoint');
+    assert.equal(threadLines(THREADS)[0].interrupts[0].waiting, false);
+  });
+
+  it('clips long interrupt values and shows no section without threads', () => {
+    const long = [
+      {
+        ...THREADS[0],
+        interrupts: [{ id: 'x', node: 'n', value: 'v'.repeat(500) }]
+      }
+    ];
+    const value = threadLines(long)[0].interrupts[0].value;
+    assert.ok(value.length <= 160);
+    assert.ok(value.endsWith('…'));
+    assert.equal(threadSection([]), null);
+  });
+});
