@@ -11,12 +11,13 @@ import {
 import type { NotebookPanel } from '@jupyterlab/notebook';
 
 import { RunApiError, type IRunClient } from './api';
+import { keepSuggestion, type KeepSuggestions } from './keep';
 import { applyOutputMirror } from './mirror';
 import type { RunModel } from './model';
 import { resumeInKernel } from './resume';
 import type { IApprovalHandlers } from './sections';
 import type { ISkillnbPanel } from './tokens';
-import type { IPendingApproval } from './types';
+import type { IPendingApproval, ISuggestion } from './types';
 
 /** Shown when a notebook has no sidecar yet. */
 export const NO_RUN_MESSAGE =
@@ -183,4 +184,43 @@ export function approvalHandlers(model: RunModel): IApprovalHandlers {
     approve: pending => void decide(model, pending, 'Approve'),
     reject: pending => void decide(model, pending, 'Reject')
   };
+}
+
+/**
+ * The panel's Keep button: run `%formalize NAME --kind KIND` in the kernel of the open
+ * notebook at `path`, then refresh the run (or tell why nothing was kept).
+ */
+export async function keepFromPanel(
+  notebook: NotebookPanel | null,
+  store: KeepSuggestions,
+  suggestion: ISuggestion,
+  runs: ISkillnbPanel | null
+): Promise<void> {
+  const kernel = notebook?.sessionContext.session?.kernel ?? null;
+  if (notebook === null || kernel === null) {
+    Notification.warning(
+      `"${suggestion.name}" was not kept: its notebook has no running kernel.`,
+      { autoClose: AUTO_CLOSE_MS }
+    );
+    return;
+  }
+  const path = notebook.context.path;
+  try {
+    const result = await keepSuggestion(kernel, store, path, suggestion);
+    if (result.ok) {
+      Notification.success(`Kept "${suggestion.name}" (${suggestion.kind}).`, {
+        autoClose: AUTO_CLOSE_MS
+      });
+    } else {
+      Notification.error(`"${suggestion.name}" was not kept: ${result.error}`, {
+        autoClose: AUTO_CLOSE_MS
+      });
+    }
+  } catch (reason) {
+    Notification.error(
+      `"${suggestion.name}" was not kept: ${failureText(reason)}`,
+      { autoClose: AUTO_CLOSE_MS }
+    );
+  }
+  runs?.notifyActivity(path);
 }

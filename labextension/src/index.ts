@@ -9,11 +9,16 @@ import {
   type JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette, ISessionContextDialogs } from '@jupyterlab/apputils';
-import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
+import {
+  INotebookTracker,
+  NotebookActions,
+  type NotebookPanel
+} from '@jupyterlab/notebook';
 
-import { approvalHandlers } from './actions';
+import { approvalHandlers, keepFromPanel } from './actions';
 import { registerCommands } from './commands';
 import { runIcon } from './icons';
+import { KeepSuggestions } from './keep';
 import { NotebookMirror } from './mirrorconnector';
 import { RunModel } from './model';
 import { RunPanel } from './panel';
@@ -36,9 +41,37 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
     const model = new RunModel(
       new ServerRunClient(app.serviceManager.serverSettings)
     );
-    const panel = new RunPanel(model, {
-      ...approvalHandlers(model),
-      refresh: () => void model.refresh()
+    const suggestions = new KeepSuggestions();
+    const service: ISkillnbPanel = {
+      model,
+      suggestions,
+      notifyActivity: path => {
+        if (path === model.path) {
+          void model.refresh();
+        }
+      },
+      show: () => app.shell.activateById(panel.id)
+    };
+    const panel = new RunPanel(
+      model,
+      {
+        ...approvalHandlers(model),
+        refresh: () => void model.refresh(),
+        keep: (path, suggestion) => {
+          const notebook =
+            tracker.find(widget => widget.context.path === path) ?? null;
+          void keepFromPanel(notebook, suggestions, suggestion, service);
+        }
+      },
+      undefined,
+      suggestions
+    );
+    // The next cell's suggestions replace these: clear them as soon as a cell is sent.
+    NotebookActions.executionScheduled.connect((_, { notebook }) => {
+      const owner = tracker.find(widget => widget.content === notebook);
+      if (owner) {
+        suggestions.replace(owner.context.path, []);
+      }
     });
     panel.title.icon = runIcon;
     app.shell.add(panel, 'right', { rank: 650, type: 'SKILL.nb' });
@@ -51,15 +84,7 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
     );
     labShell?.restored.then(follow).catch(() => undefined);
     follow();
-    return {
-      model,
-      notifyActivity: path => {
-        if (path === model.path) {
-          void model.refresh();
-        }
-      },
-      show: () => app.shell.activateById(panel.id)
-    };
+    return service;
   }
 };
 
@@ -95,7 +120,11 @@ const mirrorPlugin: JupyterFrontEndPlugin<void> = {
     runs: ISkillnbPanel | null
   ): void => {
     const mirror = (panel: NotebookPanel): NotebookMirror =>
-      new NotebookMirror(panel, path => runs?.notifyActivity(path));
+      new NotebookMirror(
+        panel,
+        path => runs?.notifyActivity(path),
+        (path, found) => runs?.suggestions.replace(path, found)
+      );
     tracker.forEach(mirror);
     tracker.widgetAdded.connect((_, panel) => mirror(panel));
   }

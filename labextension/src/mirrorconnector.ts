@@ -19,20 +19,33 @@ import {
   type IMirrorTarget
 } from './mirror';
 import { COMM_TARGET } from './tokens';
-import type { IOutputBundle } from './types';
+import { parseMirrorMessage } from './parse';
+import type { IOutputBundle, ISuggestion } from './types';
 
 /** Called after the mirror of the notebook at `path` changed. */
 export type MirrorActivity = (path: string, change: IMirrorChange) => void;
+
+/** Called with the suggestions a comm message carried for the notebook at `path`. */
+export type SuggestionsArrived = (
+  path: string,
+  suggestions: ISuggestion[]
+) => void;
 
 /** Mirrors one notebook panel. Disposed with the panel. */
 export class NotebookMirror {
   /**
    * @param panel the notebook panel to keep in step
    * @param onActivity told after each applied message (the panel refreshes on it)
+   * @param onSuggestions told the keep-suggestions a message carried (the panel shows them)
    */
-  constructor(panel: NotebookPanel, onActivity: MirrorActivity) {
+  constructor(
+    panel: NotebookPanel,
+    onActivity: MirrorActivity,
+    onSuggestions: SuggestionsArrived | null = null
+  ) {
     this._panel = panel;
     this._onActivity = onActivity;
+    this._onSuggestions = onSuggestions;
     panel.sessionContext.kernelChanged.connect(this._onKernelChanged, this);
     this._attachKernel(panel.sessionContext.session?.kernel ?? null);
     void panel.context.ready.then(() => this._watchModel());
@@ -46,6 +59,10 @@ export class NotebookMirror {
       return;
     }
     const change = applyMirrorMessage(targetOf(model), data);
+    const suggestions = parseMirrorMessage(data)?.suggestions ?? null;
+    if (suggestions !== null && this._onSuggestions !== null) {
+      this._onSuggestions(this._panel.context.path, suggestions);
+    }
     this._report(change);
   }
 
@@ -132,6 +149,7 @@ export class NotebookMirror {
 
   private readonly _panel: NotebookPanel;
   private readonly _onActivity: MirrorActivity;
+  private readonly _onSuggestions: SuggestionsArrived | null;
   private readonly _watched = new WeakSet<ICellModel>();
   private _kernel: Kernel.IKernelConnection | null = null;
 }

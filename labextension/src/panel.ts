@@ -7,11 +7,13 @@ import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { h } from './dom';
+import type { KeepSuggestions } from './keep';
 import type { RunModel } from './model';
 import {
   batchSection,
   factSection,
   historySection,
+  keepSection,
   keyIdSection,
   milestoneSection,
   nextSection,
@@ -24,10 +26,13 @@ import {
   type IApprovalHandlers
 } from './sections';
 import { PANEL_ID, POLL_INTERVAL_MS } from './tokens';
+import type { ISuggestion } from './types';
 
 /** What the panel's buttons do. */
 export interface IRunPanelHandlers extends IApprovalHandlers {
   refresh(): void;
+  /** Keep a suggestion of the notebook at `path` (its Keep button). */
+  keep?(path: string, suggestion: ISuggestion): void;
 }
 
 /** The side panel widget. */
@@ -36,11 +41,13 @@ export class RunPanel extends Widget {
    * @param model the run of the current notebook
    * @param handlers what Approve, Reject and Refresh do
    * @param pollIntervalMs how often to check the run's version while visible
+   * @param suggestions the kernel's keep-suggestions per notebook, shown as "Keep?"
    */
   constructor(
     model: RunModel,
     handlers: IRunPanelHandlers,
-    pollIntervalMs: number = POLL_INTERVAL_MS
+    pollIntervalMs: number = POLL_INTERVAL_MS,
+    suggestions: KeepSuggestions | null = null
   ) {
     super();
     this.id = PANEL_ID;
@@ -49,7 +56,9 @@ export class RunPanel extends Widget {
     this._model = model;
     this._handlers = handlers;
     this._pollIntervalMs = pollIntervalMs;
+    this._suggestions = suggestions;
     model.stateChanged.connect(this._render, this);
+    suggestions?.changed.connect(this._onSuggestions, this);
     this._render();
   }
 
@@ -74,8 +83,24 @@ export class RunPanel extends Widget {
       return;
     }
     this._model.stateChanged.disconnect(this._render, this);
+    this._suggestions?.changed.disconnect(this._onSuggestions, this);
     this._model.stopPolling();
     super.dispose();
+  }
+
+  private _onSuggestions(_sender: KeepSuggestions, path: string): void {
+    if (path === this._model.path) {
+      this._render();
+    }
+  }
+
+  private _keep(): HTMLElement | null {
+    const path = this._model.path;
+    const keep = this._handlers.keep;
+    if (path === null || keep === undefined || this._suggestions === null) {
+      return null;
+    }
+    return keepSection(this._suggestions.get(path), item => keep(path, item));
   }
 
   private _render(): void {
@@ -179,6 +204,7 @@ export class RunPanel extends Widget {
       runSection(run),
       pendingSection(run.pending, this._handlers),
       nextSection(run.next, pendingGates),
+      this._keep(),
       followUpSection(run.follow_ups),
       uncertainSection(run.uncertain),
       threadSection(run.threads, run.pending),
@@ -194,4 +220,5 @@ export class RunPanel extends Widget {
   private readonly _model: RunModel;
   private readonly _handlers: IRunPanelHandlers;
   private readonly _pollIntervalMs: number;
+  private readonly _suggestions: KeepSuggestions | null;
 }

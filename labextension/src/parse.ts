@@ -24,6 +24,7 @@ import type {
   IRunDescription,
   IRunVersion,
   ISkillnbBundle,
+  ISuggestion,
   IUncertainStep,
   IFollowUp,
   TriggerStatus
@@ -163,6 +164,23 @@ function readThread(item: Dict): IGraphThread {
     checkpoints: num(item.checkpoints),
     updated_at: strOrNull(item.updated_at)
   };
+}
+
+function readSuggestion(item: Dict): ISuggestion {
+  return {
+    name: str(item.name),
+    kind: str(item.kind, 'data'),
+    score: num(item.score),
+    reason: str(item.reason)
+  };
+}
+
+/** Read the `suggestions` of a mirror message; null when it has none (not a list). */
+export function parseSuggestions(value: unknown): ISuggestion[] | null {
+  if (!Array.isArray(value)) {
+    return null;
+  }
+  return list(value, readSuggestion).filter(s => s.name !== '');
 }
 
 function readBatch(item: Dict): IBatchView {
@@ -320,7 +338,8 @@ export function parseMirrorMessage(value: unknown): IMirrorMessage | null {
     v: FORMAT_VERSION,
     notebook: jsonObjectOrNull(value.notebook),
     cell_id: strOrNull(value.cell_id),
-    cell: jsonObjectOrNull(value.cell)
+    cell: jsonObjectOrNull(value.cell),
+    suggestions: parseSuggestions(value.suggestions)
   };
 }
 

@@ -16,6 +16,7 @@ import type {
   INextTrigger,
   IPendingApproval,
   IRunDescription,
+  ISuggestion,
   IUncertainStep
 } from './types';
 
@@ -448,6 +449,44 @@ export function threadSection(
     ])
   );
   return section('threads', 'LangGraph threads', [
+    h('ul', { className: 'jp-skillnb-list' }, items)
+  ]);
+}
+
+/** A quiet "Keep?" list of the last cell's suggestions, each with a Keep button. */
+export function keepSection(
+  suggestions: readonly ISuggestion[],
+  keep: (suggestion: ISuggestion) => void
+): HTMLElement | null {
+  if (!suggestions.length) {
+    return null;
+  }
+  const items = suggestions.map(item => {
+    const button = h('button', {
+      className: 'jp-mod-styled jp-skillnb-keep',
+      text: 'Keep',
+      title: `%formalize ${item.name} --kind ${item.kind}`,
+      data: { name: item.name }
+    });
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      keep(item);
+    });
+    return h(
+      'li',
+      { className: 'jp-skillnb-suggestion', data: { name: item.name } },
+      [
+        h('span', { className: 'jp-skillnb-fact-key', text: item.name }),
+        h('span', { className: 'jp-skillnb-muted', text: ` (${item.kind}) ` }),
+        h('span', {
+          className: 'jp-skillnb-muted',
+          text: clip(item.reason, PREVIEW_CHARS)
+        }),
+        button
+      ]
+    );
+  });
+  return section('keep', 'Keep?', [
     h('ul', { className: 'jp-skillnb-list' }, items)
   ]);
 }

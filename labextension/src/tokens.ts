@@ -5,6 +5,7 @@
  */
 import { Token } from '@lumino/coreutils';
 
+import type { KeepSuggestions } from './keep';
 import type { RunModel } from './model';
 
 /** The npm package name; plugin ids are `<package>:<plugin>`. */
@@ -67,6 +68,8 @@ export interface ISkillnbPanel {
   notifyActivity(path: string): void;
   /** Show the panel in the right area. */
   show(): void;
+  /** The kernel's keep-suggestions per open notebook (the panel's "Keep?" section). */
+  readonly suggestions: KeepSuggestions;
 }
 
 /** The token of the panel plugin's service. */

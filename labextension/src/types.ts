@@ -203,10 +203,22 @@ export interface IOutputBundle {
   readonly metadata: { readonly [key: string]: unknown };
 }
 
+/** A name the kernel suggests keeping after a cell ran (`skillnb.suggest`). */
+export interface ISuggestion {
+  name: string;
+  /** The fact kind it would be kept as (decision, data, constraint, summary, note). */
+  kind: string;
+  /** How worth keeping, 0 to 1. */
+  score: number;
+  reason: string;
+}
+
 /** A message on the `skillnb.mirror` comm. */
 export interface IMirrorMessage {
   v: number;
   notebook: ReadonlyPartialJSONObject | null;
   cell_id: string | null;
   cell: ReadonlyPartialJSONObject | null;
+  /** The last cell's suggestions; null when the message carries none (keep the old ones). */
+  suggestions: ISuggestion[] | null;
 }

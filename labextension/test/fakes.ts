@@ -154,3 +154,55 @@ export class Holder {
     this.writes += 1;
   }
 }
+
+/** Just enough of a DOM element for `h` and the sections (node has no DOM). */
+export class FakeElement {
+  className = '';
+  title = '';
+  disabled = false;
+  dataset: { [key: string]: string } = {};
+  children: FakeElement[] = [];
+  private _text = '';
+  private _listeners = new Map<string, (() => void)[]>();
+
+  constructor(readonly tagName: string) {}
+
+  get textContent(): string {
+    return this._text + this.children.map(c => c.textContent).join('');
+  }
+
+  set textContent(value: string) {
+    this._text = value;
+    this.children = [];
+  }
+
+  appendChild(child: FakeElement): FakeElement {
+    this.children.push(child);
+    return child;
+  }
+
+  addEventListener(type: string, listener: () => void): void {
+    this._listeners.set(type, [...(this._listeners.get(type) ?? []), listener]);
+  }
+
+  click(): void {
+    for (const listener of this._listeners.get('click') ?? []) {
+      listener();
+    }
+  }
+
+  /** Every element below this one (depth first) that `test` accepts. */
+  findAll(test: (el: FakeElement) => boolean): FakeElement[] {
+    return this.children.flatMap(c => [
+      ...(test(c) ? [c] : []),
+      ...c.findAll(test)
+    ]);
+  }
+}
+
+/** Install a `document` that builds `FakeElement`s (once per test process). */
+export function installFakeDocument(): void {
+  (globalThis as { document?: unknown }).document = {
+    createElement: (tag: string) => new FakeElement(tag)
+  };
+}

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import { Signal } from '@lumino/signaling';
 
+import { KeepSuggestions } from '../src/keep';
 import type { IMirrorChange } from '../src/mirror';
 import { NotebookMirror } from '../src/mirrorconnector';
 import { COMM_TARGET, MIME_TYPE } from '../src/tokens';
@@ -112,6 +113,47 @@ describe('NotebookMirror', () => {
       ['dir/report.ipynb', { notebook: true, cell: false }],
       ['dir/report.ipynb', { notebook: true, cell: true }]
     ]);
+  });
+
+  it('hands the suggestions a comm message carries to the panel', () => {
+    const model = new FakeModel();
+    const kernel = new FakeKernel();
+    const store = new KeepSuggestions();
+    new NotebookMirror(
+      fakePanel(model, kernel).panel,
+      () => undefined,
+      (path, found) => store.replace(path, found)
+    );
+    const send = kernel.open({
+      v: 1,
+      notebook: MIRROR,
+      cell_id: null,
+      cell: null
+    });
+    assert.deepEqual(store.get('dir/report.ipynb'), []);
+    const budget = {
+      name: 'budget',
+      kind: 'decision',
+      score: 0.9,
+      reason: 'r'
+    };
+    send({
+      v: 1,
+      notebook: null,
+      cell: null,
+      cell_id: 'c2',
+      suggestions: [budget]
+    });
+    assert.deepEqual(store.get('dir/report.ipynb'), [budget]);
+    send({
+      v: 1,
+      notebook: { ...MIRROR, version: 11 },
+      cell_id: null,
+      cell: null
+    });
+    assert.deepEqual(store.get('dir/report.ipynb'), [budget]); // no suggestions field
+    send({ v: 1, notebook: null, cell: null, cell_id: 'c3', suggestions: [] });
+    assert.deepEqual(store.get('dir/report.ipynb'), []);
   });
 
   it('moves the comm target to a new kernel', () => {

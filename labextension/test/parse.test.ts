@@ -183,7 +183,8 @@ describe('small readers', () => {
         v: 1,
         notebook: null,
         cell_id: 'c1',
-        cell: { step: 'k' }
+        cell: { step: 'k' },
+        suggestions: null
       }
     );
     assert.equal(errorText({ error: 'no sidecar' }, 'fallback'), 'no sidecar');

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import { parseDescription } from '../src/parse';
 import { threadLines, threadSection } from '../src/sections';
+import { FakeElement, installFakeDocument } from './fakes';
 
 const THREADS = [
   {
@@ -97,5 +98,34 @@ describe('LangGraph threads', () => {
     assert.ok(value.length <= 160);
     assert.ok(value.endsWith('…'));
     assert.equal(threadSection([]), null);
+  });
+});
+
+describe('LangGraph thread section', () => {
+  it('lists each thread with its interrupts as text', () => {
+    installFakeDocument();
+    const pending = [
+      {
+        id: 'int-1',
+        gate: 'g',
+        trigger: null,
+        message: '',
+        state: null,
+        requested_seq: 1,
+        requested_at: null
+      }
+    ];
+    const node = threadSection(THREADS, pending) as unknown as FakeElement;
+    assert.equal(node.dataset.section, 'threads');
+    const threads = node.findAll(el => el.dataset.thread !== undefined);
+    assert.deepEqual(
+      threads.map(t => t.dataset.thread),
+      ['agent-1', 'agent-2']
+    );
+    assert.match(
+      threads[0].textContent,
+      /interrupt in review .*<b>ship it\?<\/b>.* · waiting for approval/
+    );
+    assert.equal(threads[0].children[0].title, 'checkpoint cp-9');
   });
 });
