@@ -189,24 +189,28 @@ export function approvalHandlers(model: RunModel): IApprovalHandlers {
 /**
  * The panel's Keep button: run `%formalize NAME --kind KIND` in the kernel of the open
  * notebook at `path`, then refresh the run (or tell why nothing was kept).
+ *
+ * @returns whether the suggestion was kept
  */
 export async function keepFromPanel(
   notebook: NotebookPanel | null,
   store: KeepSuggestions,
   suggestion: ISuggestion,
   runs: ISkillnbPanel | null
-): Promise<void> {
+): Promise<boolean> {
   const kernel = notebook?.sessionContext.session?.kernel ?? null;
   if (notebook === null || kernel === null) {
     Notification.warning(
       `"${suggestion.name}" was not kept: its notebook has no running kernel.`,
       { autoClose: AUTO_CLOSE_MS }
     );
-    return;
+    return false;
   }
   const path = notebook.context.path;
+  let kept = false;
   try {
     const result = await keepSuggestion(kernel, store, path, suggestion);
+    kept = result.ok;
     if (result.ok) {
       Notification.success(`Kept "${suggestion.name}" (${suggestion.kind}).`, {
         autoClose: AUTO_CLOSE_MS
@@ -223,4 +227,5 @@ export async function keepFromPanel(
     );
   }
   runs?.notifyActivity(path);
+  return kept;
 }

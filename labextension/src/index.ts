@@ -60,7 +60,7 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
         keep: (path, suggestion) => {
           const notebook =
             tracker.find(widget => widget.context.path === path) ?? null;
-          void keepFromPanel(notebook, suggestions, suggestion, service);
+          return keepFromPanel(notebook, suggestions, suggestion, service);
         }
       },
       undefined,

@@ -32,7 +32,7 @@ import type { ISuggestion } from './types';
 export interface IRunPanelHandlers extends IApprovalHandlers {
   refresh(): void;
   /** Keep a suggestion of the notebook at `path` (its Keep button). */
-  keep?(path: string, suggestion: ISuggestion): void;
+  keep?(path: string, suggestion: ISuggestion): Promise<boolean>;
 }
 
 /** The side panel widget. */
@@ -185,7 +185,8 @@ export class RunPanel extends Widget {
               className: 'jp-skillnb-muted',
               text: 'Run %load_ext skillnb in it and formalize a first fact (%%formalize KEY).'
             })
-          ])
+          ]),
+          this._keep()
         ];
       case 'error':
         return message(

@@ -453,10 +453,13 @@ export function threadSection(
   ]);
 }
 
-/** A quiet "Keep?" list of the last cell's suggestions, each with a Keep button. */
+/**
+ * A quiet "Keep?" list of the last cell's suggestions, each with a Keep button. `keep`
+ * answers whether it kept the suggestion; otherwise the button can be pressed again.
+ */
 export function keepSection(
   suggestions: readonly ISuggestion[],
-  keep: (suggestion: ISuggestion) => void
+  keep: (suggestion: ISuggestion) => Promise<boolean>
 ): HTMLElement | null {
   if (!suggestions.length) {
     return null;
@@ -469,8 +472,15 @@ export function keepSection(
       data: { name: item.name }
     });
     button.addEventListener('click', () => {
-      button.disabled = true;
-      keep(item);
+      button.disabled = true; // one request per click; enabled again if it failed
+      void keep(item).then(
+        kept => {
+          button.disabled = kept;
+        },
+        () => {
+          button.disabled = false;
+        }
+      );
     });
     return h(
       'li',

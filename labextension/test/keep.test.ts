@@ -122,15 +122,16 @@ describe('keep-suggestions', () => {
     assert.equal(fake.requests.length, 0);
   });
 
-  it('shows a quiet Keep? section whose buttons keep one suggestion each', () => {
+  it('shows a quiet Keep? section whose buttons keep one suggestion each', async () => {
     assert.equal(
-      keepSection([], () => undefined),
+      keepSection([], () => Promise.resolve(true)),
       null
     );
     const kept: string[] = [];
-    const node = keepSection([BUDGET, ROWS], s =>
-      kept.push(s.name)
-    ) as unknown as FakeElement;
+    const node = keepSection([BUDGET, ROWS], s => {
+      kept.push(s.name);
+      return Promise.resolve(true);
+    }) as unknown as FakeElement;
     assert.equal(node.dataset.section, 'keep');
     const items = node.findAll(el => el.className === 'jp-skillnb-suggestion');
     assert.deepEqual(
@@ -148,5 +149,18 @@ describe('keep-suggestions', () => {
     assert.deepEqual(kept, ['rows']);
     assert.equal(buttons[1].disabled, true);
     assert.equal(buttons[0].disabled, false);
+    await new Promise(resolve => setTimeout(resolve, 0));
+    assert.equal(buttons[1].disabled, true); // kept: stays pressed until it leaves the list
+  });
+
+  it('lets a Keep that failed be pressed again', async () => {
+    const node = keepSection([BUDGET], () =>
+      Promise.resolve(false)
+    ) as unknown as FakeElement;
+    const [button] = node.findAll(el => el.tagName === 'button');
+    button.click();
+    assert.equal(button.disabled, true);
+    await new Promise(resolve => setTimeout(resolve, 0));
+    assert.equal(button.disabled, false);
   });
 });
