@@ -95,6 +95,7 @@ def test_a_follow_up_is_listed_in_the_notebook_until_resolved(folder: Path) -> N
             "%skillnb status",
             "%skillnb resolve enough_sources --note 'two more found'",
             "%skillnb follow-ups",
+            "%skillnb resolve enough_sources",
         ),
         folder,
     )
@@ -107,6 +108,9 @@ def test_a_follow_up_is_listed_in_the_notebook_until_resolved(folder: Path) -> N
     assert "Add sources" in status
     assert "follow-up of enough_sources resolved by" in plain(nb.cells[9])
     assert "follow-ups (0 open)" in plain(nb.cells[10])
+    again = plain(nb.cells[11])  # Run All passes the resolve cell again: not an error
+    assert "follow-up of enough_sources already resolved" in again
+    assert "nothing to do" in again
     run = skillnb.open_run(folder / "work.ipynb", memory=False)
     assert run.follow_ups() == []
     (resolved,) = run.snapshot.follow_ups.values()

@@ -112,7 +112,23 @@ def _follow_ups(session: NotebookSession, _args: argparse.Namespace) -> Output:
     return Output("follow-ups", status, f"follow-ups ({len(follow_ups)} open)", lines)
 
 
+def _already_resolved(run: Run, ref: str) -> Output | None:
+    """An info line when ``ref`` names only follow-ups that were resolved already.
+
+    Run All over a finished run passes the resolve cell again; that is not an error.
+    """
+    known = [f for f in run.snapshot.follow_ups.values() if ref in (f.id, f.gate)]
+    if not known or any(f.status == "open" for f in known):
+        return None
+    latest = max(known, key=lambda f: f.opened_seq)
+    lines = [f"already resolved by {latest.resolved_by or 'someone'}: nothing to do"]
+    return Output("follow-up", "ok", f"✓ follow-up of {latest.gate} already resolved", lines)
+
+
 def _resolve(session: NotebookSession, args: argparse.Namespace) -> Output:
+    settled = _already_resolved(session.run, args.id)
+    if settled is not None:
+        return settled
     follow_up = session.run.resolve_follow_up(args.id, by=args.by, note=args.note)
     lines = [follow_up.text] + ([f"note: {follow_up.note}"] if follow_up.note else [])
     badge = f"✓ follow-up of {follow_up.gate} resolved by {follow_up.resolved_by}"
