@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from skillnb.core.closing import Closing
 from skillnb.core.gates import DEFAULT_PROFILE, GateSpec
 from skillnb.core.records import (
     Approval,
@@ -60,7 +61,7 @@ RunListener = Callable[["Run", list[Event]], None]
 """Called after each commit of this run object with the events it appended."""
 
 
-class Run:
+class Run(Closing):
     """One durable run. Build it with :func:`open_run`.
 
     Attributes:
@@ -573,12 +574,6 @@ class Run:
     def close(self) -> None:
         """Release the run's files and locks (idempotent); the run may not be used after."""
         self.journal.close()
-
-    def __enter__(self) -> Run:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def _recalled_lines(self, recall: str | bool, stable: bool) -> list[str]:
         if self.workflow is None:

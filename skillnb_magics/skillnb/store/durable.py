@@ -120,6 +120,19 @@ def read_or_none(path: Path) -> bytes | None:
         return None
 
 
+def _check(path: Path, is_kind: Callable[[int], bool], what: str) -> bool:
+    """Tell whether ``path`` exists with ``lstat``; raise unless it is ``what`` (no symlink)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(mode):
+        raise UnsafePath(path, "is a symbolic link")
+    if not is_kind(mode):
+        raise UnsafePath(path, f"is not {what}")
+    return True
+
+
 def check_file(path: Path) -> bool:
     """Tell whether ``path`` exists, with ``lstat``: a file that is not a symlink.
 
@@ -127,15 +140,7 @@ def check_file(path: Path) -> bool:
         UnsafePath: it is a symlink or not a regular file.
 
     """
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return False
-    if stat.S_ISLNK(mode):
-        raise UnsafePath(path, "is a symbolic link")
-    if not stat.S_ISREG(mode):
-        raise UnsafePath(path, "is not a regular file")
-    return True
+    return _check(path, stat.S_ISREG, "a regular file")
 
 
 def check_dir(path: Path) -> bool:
@@ -145,15 +150,7 @@ def check_dir(path: Path) -> bool:
         UnsafePath: it is a symlink, or something other than a folder.
 
     """
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return False
-    if stat.S_ISLNK(mode):
-        raise UnsafePath(path, "is a symbolic link")
-    if not stat.S_ISDIR(mode):
-        raise UnsafePath(path, "is not a folder")
-    return True
+    return _check(path, stat.S_ISDIR, "a folder")
 
 
 def fsync_dir(path: Path) -> None:

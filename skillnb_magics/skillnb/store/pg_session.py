@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 from psycopg import errors as pgerrors
 
+from skillnb.core.closing import Closing
 from skillnb.errors import SkillnbError, StoreUnavailable
 from skillnb.store.pg_schema import check
 from skillnb.store.pg_url import redact, scrub
 
 if TYPE_CHECKING:
-    from types import TracebackType
+    pass
 
 __all__ = ["Conn", "PgSession", "Retry", "StoreReadOnly"]
 
@@ -80,7 +81,7 @@ def _read_only(exc: psycopg.Error) -> bool:
     return isinstance(exc, pgerrors.InsufficientPrivilege | pgerrors.ReadOnlySqlTransaction)
 
 
-class PgSession:
+class PgSession(Closing):
     """A lazily opened, self-healing connection to one database.
 
     Args:
@@ -227,14 +228,3 @@ class PgSession:
     def close(self) -> None:
         """Close the connection (the server releases its session locks)."""
         self._drop()
-
-    def __enter__(self) -> PgSession:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

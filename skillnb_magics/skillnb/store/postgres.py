@@ -26,9 +26,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from types import TracebackType
 from typing import Any, TypeVar
 
+from skillnb.core.closing import Closing
 from skillnb.core.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
@@ -47,7 +47,7 @@ _APPEND = "SELECT ok, head FROM skillnb_append(%s, %s, %s, %s, %s, %s)"
 _HISTORY_PAGE = 2000
 
 
-class PostgresStore:
+class PostgresStore(Closing):
     """A :class:`~skillnb.store.protocol.Store` for run ``name`` in the database at ``url``.
 
     Args:
@@ -326,17 +326,6 @@ class PostgresStore:
             self._closed = True
             self._session.close()
         self._listener.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"PostgresStore({self._session.location!r}, {self.name!r})"

@@ -36,8 +36,8 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from types import TracebackType
 
+from skillnb.core.closing import Closing
 from skillnb.core.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import BlobFolder
@@ -82,7 +82,7 @@ def _created_run(drafts: Sequence[EventDraft]) -> str | None:
     return None
 
 
-class SidecarStore:
+class SidecarStore(Closing):
     """A :class:`~skillnb.store.protocol.Store` in a sidecar folder.
 
     Args:
@@ -330,17 +330,6 @@ class SidecarStore:
             self._close_writer()
             self._tail.close()
             self._lock.close()
-
-    def __enter__(self) -> SidecarStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"SidecarStore({str(self._layout.root)!r})"
