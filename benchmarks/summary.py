@@ -1,103 +1,156 @@
-"""Summary rendering cost: ``render_summary`` of views with many facts and history entries,
-against ``json.dumps`` of the same view (a baseline that touches every value once), both
-measured in this run on this machine.
+"""View cost: ``run.summary()`` and ``run.describe()`` of real runs that have grown large.
 
-Target: a view with 10,000 facts renders well under a second (in practice a small multiple
-of the JSON baseline), and the result never exceeds the budget.
+Run with ``.venv/bin/python benchmarks/summary.py [--facts N] [--events N] [--repeat N]``.
+Each figure is the median of ``--repeat`` calls on a run opened once (the replay is not
+timed; see ``benchmarks/replay.py``):
 
-    .venv/bin/python benchmarks/summary.py [--repeat 5]
+* a run of 100,000 facts (five kinds, compacted into a snapshot);
+* a run of 100,000 events (fact versions over 1,000 keys, steps, batch items done);
+* the baseline, measured in the same run: the same calls on a run of 100 facts and 100
+  events. The ratio says how much the view grows with the run (1.0: not at all).
+
+Target: every figure at 100,000 facts or events within 50 ms, and the summary within its
+budget. Also ``render_summary`` alone over a synthetic view with 100,000 history rows.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import statistics
+import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from skillnb.core.summary import render_summary
+sys.path.insert(0, str(Path(__file__).parent))
+
+from replay import print_rows, row, write_journal  # noqa: E402
+
+from skillnb.core.records import EventDraft, Fact  # noqa: E402
+from skillnb.core.summary import render_summary  # noqa: E402
+from skillnb.run import Run, open_run  # noqa: E402
+from skillnb.store import SidecarStore  # noqa: E402
 
 KINDS = ("decision", "constraint", "data", "summary", "note")
 BASE = datetime(2024, 5, 1, tzinfo=UTC)
+TARGET_MS = 50.0
+BUDGET = 4000
 
 
-def view(n_facts: int, n_history: int) -> dict[str, Any]:
-    """A describe()-shaped view with ``n_facts`` facts and ``n_history`` history entries."""
+def write_facts(folder: Path, n_facts: int) -> None:
+    """A run of ``n_facts`` distinct facts, compacted (opened from its snapshot)."""
+    store = SidecarStore(folder)
+    store.append(
+        [EventDraft(type="run.created", at=BASE, data={"run_id": "bench"})], expected_version=0
+    )
+    head = 1
+    for start in range(0, n_facts, 1000):
+        drafts = [
+            EventDraft(
+                type="fact.formalized",
+                at=BASE + timedelta(seconds=i),
+                data={
+                    "fact": Fact(
+                        key=f"fact_{i:06d}",
+                        kind=KINDS[i % 5],  # type: ignore[arg-type]
+                        value=i,
+                        version=1,
+                        at=BASE + timedelta(seconds=i),
+                        preview=f"value {i} " + "x" * (i % 80),
+                    ).model_dump(mode="json")
+                },
+            )
+            for i in range(start, min(start + 1000, n_facts))
+        ]
+        store.append(drafts, expected_version=head)
+        head += len(drafts)
+    store.close()
+    with open_run(state_dir=folder, memory=False) as run:
+        run.compact()
+
+
+def median_ms(fn: Callable[[], object], repeat: int) -> float:
+    """The median wall time of ``fn`` over ``repeat`` calls, in milliseconds."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
+def _check(run: Run) -> None:
+    out = run.summary(BUDGET)
+    if len(out) > BUDGET:
+        raise SystemExit(f"summary of {len(out)} chars exceeds the budget of {BUDGET}")
+
+
+def _figures(run: Run, repeat: int) -> tuple[float, float]:
+    _check(run)
+    return (
+        median_ms(lambda: run.summary(BUDGET), repeat),
+        median_ms(lambda: run.describe(), repeat),
+    )
+
+
+def synthetic_view(n_history: int) -> dict[str, Any]:
+    """A describe()-shaped view with ``n_history`` history rows and 20 facts."""
     return {
         "v": 1,
         "run_id": "bench",
         "workflow": "bench",
         "state": "a",
         "version": n_history,
-        "states": ["a", "b"],
-        "visited": ["a"],
-        "next": [],
-        "pending": [],
-        "uncertain": [],
-        "batches": [],
-        "milestones": [],
-        "last_report": None,
-        "key_ids": {"session": "s"},
         "facts": [
-            {
-                "key": f"fact_{i:06d}",
-                "kind": KINDS[i % 5],
-                "version": 1,
-                "preview": f"value {i} " + "x" * (i % 80),
-                "at": (BASE + timedelta(seconds=i)).isoformat(),
-            }
-            for i in range(n_facts)
+            {"key": f"f{i}", "kind": "data", "version": 1, "preview": str(i)} for i in range(20)
         ],
         "history": [
             {
                 "seq": s,
-                "type": "fact.formalized",
+                "type": "batch.item_done",
                 "at": (BASE + timedelta(seconds=s)).isoformat(),
-                "summary": f"formalized fact_{s:06d}",
+                "summary": f"batch docs: doc-{s:06d} done",
             }
             for s in range(1, n_history + 1)
         ],
     }
 
 
-def _median_ms(fn: Callable[[], object], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples) * 1000
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Measure the views; return the rows (``benchmarks/all.py`` gathers them)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    print(
-        f"{'facts':>8} {'history':>8} {'budget':>7} {'render ms':>10} {'json ms':>8} {'ratio':>6}"
-    )
-    for n_facts, n_history, budget in [
-        (100, 20, 4000),
-        (1_000, 20, 4000),
-        (10_000, 20, 4000),
-        (10_000, 20, 100_000),
-        (10_000, 100_000, 4000),
-        (100_000, 20, 4000),
-    ]:
-        v = view(n_facts, n_history)
-        out = render_summary(v, max_chars=budget)
-        if len(out) > budget:
-            raise SystemExit(f"summary of {len(out)} chars exceeds the budget of {budget}")
-        render = _median_ms(lambda v=v, b=budget: render_summary(v, max_chars=b), args.repeat)
-        baseline = _median_ms(lambda v=v: json.dumps(v), args.repeat)
-        print(
-            f"{n_facts:>8,} {n_history:>8,} {budget:>7,} {render:>10.1f} {baseline:>8.1f}"
-            f" {render / baseline:>6.1f}"
-        )
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
+        root = Path(tmp)
+        write_facts(root / "small-facts", 100)
+        write_facts(root / "facts", args.facts)
+        write_journal(root / "small-events", 100)
+        write_journal(root / "events", args.events)
+        for what, small, big, n in (
+            ("facts", "small-facts", "facts", args.facts),
+            ("events", "small-events", "events", args.events),
+        ):
+            with open_run(state_dir=root / small, memory=False) as run:
+                base_summary, base_describe = _figures(run, args.repeat)
+            with open_run(state_dir=root / big, memory=False) as run:
+                summary, describe = _figures(run, args.repeat)
+            rows.append(row(f"run.summary(), {n:,} {what}", summary, base_summary, TARGET_MS))
+            rows.append(row(f"run.describe(), {n:,} {what}", describe, base_describe, TARGET_MS))
+    small = synthetic_view(20)
+    big = synthetic_view(args.events)
+    base = median_ms(lambda: render_summary(small, max_chars=BUDGET), args.repeat)
+    render = median_ms(lambda: render_summary(big, max_chars=BUDGET), args.repeat)
+    rows.append(row(f"render_summary, {args.events:,} history rows", render, base, TARGET_MS))
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    print_rows(main(sys.argv[1:]))

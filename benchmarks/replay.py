@@ -1,0 +1,159 @@
+"""Replay cost: opening a run whose journal holds 100,000 events and no snapshot.
+
+Run with ``.venv/bin/python benchmarks/replay.py [--events N] [--repeat N]``. Three figures,
+each the median of ``--repeat`` runs:
+
+* ``store.load``: :meth:`SidecarStore.load` of the whole journal (read, checksum, parse,
+  validate every line);
+* ``open_run``: the same, plus folding every event into the run's state (what opening a run
+  costs when nothing was compacted);
+* the baseline, measured in the same run: reading the file and ``json.loads`` of every line
+  with the standard library, nothing else (the floor any replay pays to parse the JSON).
+
+The journal mixes what a real run writes: fact versions over 1,000 keys, steps started and
+committed, and batch items done (two fifths, two fifths and one fifth). Target: ``open_run`` of 100,000 events within 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from skillnb.core.records import EventDraft, Fact
+from skillnb.run import open_run
+from skillnb.store import SidecarStore
+
+EVENTS = 100_000
+TARGET_MS = 500.0
+BASE = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+CHUNK = 1000
+
+
+def _fact(n: int) -> dict[str, Any]:
+    key = f"k{n % 1000}"
+    return Fact(
+        key=key,
+        value={"score": n, "label": f"item {key}"},
+        version=1 + n // 1000,
+        at=BASE + timedelta(seconds=n),
+        cell_id="cell-1234",
+        source_hash="ab" * 16,
+        preview=f"score {n}",
+    ).model_dump(mode="json")
+
+
+def draft(n: int) -> EventDraft:
+    """The ``n``-th event of the mixed workload (facts, steps, batch items)."""
+    at = BASE + timedelta(seconds=n)
+    match n % 5:
+        case 0 | 1:
+            return EventDraft(type="fact.formalized", at=at, data={"fact": _fact(n)})
+        case 2:
+            return EventDraft(type="step.started", at=at, data={"key": f"s{n // 5}"})
+        case 3:
+            return EventDraft(type="step.committed", at=at, data={"key": f"s{n // 5}"})
+        case _:
+            return EventDraft(
+                type="batch.item_done", at=at, data={"batch": "docs", "item": f"doc-{n:06d}"}
+            )
+
+
+def write_journal(folder: Path, events: int) -> None:
+    """Write ``events`` events into a fresh sidecar at ``folder`` (no snapshot)."""
+    store = SidecarStore(folder)
+    head = 0
+    store.append(
+        [EventDraft(type="run.created", at=BASE, data={"run_id": "bench"})], expected_version=0
+    )
+    head = 1
+    while head < events:
+        count = min(CHUNK, events - head)
+        store.append([draft(head + i) for i in range(count)], expected_version=head)
+        head += count
+    store.close()
+
+
+def median_ms(fn: Callable[[], object], repeat: int) -> float:
+    """The median wall time of ``fn`` over ``repeat`` calls, in milliseconds."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
+def _load(folder: Path, events: int) -> None:
+    store = SidecarStore(folder)
+    try:
+        assert len(store.load().events) == events
+    finally:
+        store.close()
+
+
+def _open(folder: Path, events: int) -> None:
+    with open_run(state_dir=folder, memory=False) as run:
+        assert run.version == events
+
+
+def _baseline(folder: Path) -> None:
+    data = (folder / "journal.jsonl").read_bytes()
+    for line in data.splitlines():
+        json.loads(line)
+
+
+def row(figure: str, ms: float, baseline_ms: float | None, target_ms: float | None) -> dict[str, Any]:
+    """One result row (the shape every benchmark module returns)."""
+    return {
+        "figure": figure,
+        "ms": round(ms, 2),
+        "baseline_ms": None if baseline_ms is None else round(baseline_ms, 2),
+        "ratio": None if not baseline_ms else round(ms / baseline_ms, 2),
+        "target_ms": target_ms,
+        "met": None if target_ms is None else ms <= target_ms,
+    }
+
+
+def print_rows(rows: Sequence[dict[str, Any]]) -> None:
+    """Print rows as a table: figure, time, baseline, ratio, target."""
+    print(f"{'figure':<44} {'ms':>9} {'baseline':>9} {'ratio':>6} {'target':>7}")
+    for r in rows:
+        base = "" if r["baseline_ms"] is None else f"{r['baseline_ms']:.1f}"
+        ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        target = "" if r["target_ms"] is None else f"{r['target_ms']:.0f}"
+        met = "" if r["met"] is None else (" ok" if r["met"] else " MISSED")
+        print(f"{r['figure']:<44} {r['ms']:>9.1f} {base:>9} {ratio:>6} {target:>7}{met}")
+
+
+def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Measure replay; return the rows (``benchmarks/all.py`` gathers them)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--events", type=int, default=EVENTS)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
+        folder = Path(tmp) / "run"
+        write_journal(folder, args.events)
+        n = f"{args.events:,}"
+        baseline = median_ms(lambda: _baseline(folder), args.repeat)
+        load = median_ms(lambda: _load(folder, args.events), args.repeat)
+        opened = median_ms(lambda: _open(folder, args.events), args.repeat)
+    target = TARGET_MS * args.events / EVENTS
+    return [
+        row(f"baseline: read + json.loads {n} lines", baseline, None, None),
+        row(f"store.load, {n} events, no snapshot", load, baseline, None),
+        row(f"replay (open_run), {n} events, no snapshot", opened, baseline, target),
+    ]
+
+
+if __name__ == "__main__":
+    print_rows(main(sys.argv[1:]))
