@@ -11,7 +11,8 @@ each the median of ``--repeat`` runs:
   with the standard library, nothing else (the floor any replay pays to parse the JSON).
 
 The journal mixes what a real run writes: fact versions over 1,000 keys, steps started and
-committed, and batch items done (two fifths, two fifths and one fifth). Target: ``open_run`` of 100,000 events within 0.5 s.
+committed, and batch items done (two fifths, two fifths and one fifth). Target: ``open_run``
+of 100,000 events within 0.5 s.
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ def _baseline(folder: Path) -> None:
         json.loads(line)
 
 
-def row(figure: str, ms: float, baseline_ms: float | None, target_ms: float | None) -> dict[str, Any]:
+def row(
+    figure: str, ms: float, baseline_ms: float | None, target_ms: float | None
+) -> dict[str, Any]:
     """One result row (the shape every benchmark module returns)."""
     return {
         "figure": figure,

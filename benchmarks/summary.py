@@ -28,12 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from replay import print_rows, row, write_journal  # noqa: E402
-
-from skillnb.core.records import EventDraft, Fact  # noqa: E402
-from skillnb.core.summary import render_summary  # noqa: E402
-from skillnb.run import Run, open_run  # noqa: E402
-from skillnb.store import SidecarStore  # noqa: E402
+from replay import print_rows, row, write_journal
+from skillnb.core.records import EventDraft, Fact
+from skillnb.core.summary import render_summary
+from skillnb.run import Run, open_run
+from skillnb.store import SidecarStore
 
 KINDS = ("decision", "constraint", "data", "summary", "note")
 BASE = datetime(2024, 5, 1, tzinfo=UTC)

@@ -8,10 +8,12 @@ drop. Values are JSON only: a non-JSON Python value is encoded before it reaches
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
+from itertools import islice
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 __all__ = [
     "FACT_KINDS",
@@ -315,15 +317,90 @@ class Batch(_Record):
     done: list[str] = Field(default_factory=list)
     """The keys of the items that are done, in completion order."""
 
+    _sets: _BatchSets | None = PrivateAttr(default=None)
+
     @property
     def total(self) -> int:
         """How many items the batch holds."""
         return len(self.items)
 
-    def remaining(self) -> list[str]:
-        """Item keys not yet done, in declared order."""
-        done = set(self.done)
-        return [k for k in self.items if k not in done]
+    def _index(self) -> _BatchSets:
+        """The item and done sets (kept in step with the lists, rebuilt when they shrank)."""
+        private = self.__pydantic_private__ or {}
+        sets: _BatchSets | None = private.get("_sets")
+        if sets is None:
+            sets = self._sets = _BatchSets()
+        sets.sync(self.items, self.done)
+        return sets
+
+    def extend(self, keys: Iterable[str]) -> None:
+        """Append declared item keys, as recorded (a fold step: O(len(keys)))."""
+        sets = self._index()
+        before = len(self.items)
+        self.items.extend(keys)
+        sets.seen.update(self.items[before:])
+        sets.seen_n = len(self.items)
+
+    def mark_done(self, key: str) -> None:
+        """Record ``key`` as done, declaring it first when it is new (O(1))."""
+        sets = self._index()
+        if key not in sets.seen:
+            sets.seen.add(key)
+            self.items.append(key)
+            sets.seen_n += 1
+        self.done.append(key)
+        sets.finished.add(key)
+        sets.done_n += 1
+
+    def is_done(self, key: str) -> bool:
+        """True when ``key`` is done (O(1))."""
+        return key in self._index().finished
+
+    @property
+    def done_count(self) -> int:
+        """How many distinct items are done."""
+        return len(self._index().finished)
+
+    def remaining(self, limit: int | None = None) -> list[str]:
+        """Item keys not yet done, in declared order (only the first ``limit`` when given).
+
+        With a limit this costs O(limit) plus the done items met on the way, not O(items).
+        """
+        sets = self._index()
+        items, finished, start = self.items, sets.finished, sets.open_from
+        while start < len(items) and items[start] in finished:
+            start += 1
+        sets.open_from = start
+        out: list[str] = []
+        for key in islice(items, start, None):
+            if key not in finished:
+                out.append(key)
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
+
+class _BatchSets:
+    """A batch's items and done items as sets, and where its first open item may be."""
+
+    __slots__ = ("done_n", "finished", "open_from", "seen", "seen_n")
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.seen_n = -1
+        self.finished: set[str] = set()
+        self.done_n = -1
+        self.open_from = 0
+
+    def sync(self, items: list[str], done: list[str]) -> None:
+        """Catch up with the lists (appends are cheap; anything else rebuilds)."""
+        if self.seen_n != len(items):
+            self.seen, self.seen_n, self.open_from = set(items), len(items), 0
+        if self.done_n > len(done) or self.done_n < 0:
+            self.finished, self.open_from = set(done), 0
+        elif self.done_n < len(done):
+            self.finished.update(done[self.done_n :])
+        self.done_n = len(done)
 
 
 class Firing(_Record):
@@ -438,3 +515,7 @@ class RunState(_Record):
     """A one-line description of the last event."""
     graph_threads: dict[str, GraphThread] = Field(default_factory=dict)
     """LangGraph threads checkpointed in this run, by thread id (heads only)."""
+
+    _views: Any = PrivateAttr(default=None)
+    """Indexes the views keep current (:mod:`skillnb.core.viewindex`): never persisted, never
+    copied (a copy builds its own when asked)."""

@@ -50,7 +50,7 @@ change nothing in the state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -71,7 +71,7 @@ from skillnb.core.records import (
     Step,
 )
 
-__all__ = ["MalformedEvent", "apply", "describe_event", "state_entry_seq"]
+__all__ = ["MalformedEvent", "apply", "apply_all", "describe_event", "state_entry_seq"]
 
 
 class MalformedEvent(ValueError):
@@ -184,20 +184,25 @@ def _step_end(status: str) -> Callable[[RunState, Event], None]:
     return fold
 
 
+def _batch(state: RunState, name: str) -> Batch:
+    batch = state.batches.get(name)
+    if batch is None:
+        batch = state.batches[name] = Batch(name=name)
+    return batch
+
+
 def _declared(state: RunState, e: Event) -> None:
-    name = str(e.data["batch"])
-    batch = state.batches.setdefault(name, Batch(name=name))
-    batch.items.extend(str(k) for k in e.data["items"])
+    batch = _batch(state, str(e.data["batch"]))
+    batch.extend(str(k) for k in e.data["items"])
 
 
 def _item_done(state: RunState, e: Event) -> None:
     name = str(e.data["batch"])
-    batch = state.batches.setdefault(name, Batch(name=name))
+    batch = _batch(state, name)
     item = str(e.data["item"])
-    if item not in batch.items:
-        batch.items.append(item)
-    batch.done.append(item)
-    state.claims.pop(item_claim_key(name, item), None)
+    batch.mark_done(item)
+    if state.claims:
+        state.claims.pop(item_claim_key(name, item), None)
 
 
 def _keyids(state: RunState, e: Event) -> None:
@@ -292,17 +297,42 @@ def apply(state: RunState, event: Event) -> RunState:
         MalformedEvent: the payload lacks a field its type needs, or has the wrong type.
 
     """
-    if event.seq != state.version + 1:
-        raise MalformedEvent(f"event {event.seq} follows version {state.version}")
-    fold = _FOLDS.get(event.type)
-    if fold is not None:
-        try:
-            fold(state, event)
-        except (KeyError, TypeError, ValueError, ValidationError) as exc:
-            raise MalformedEvent(f"event {event.seq} ({event.type}): {exc}") from exc
-    state.version = event.seq
-    state.updated_at = event.at
-    state.last_operation = describe_event(event)
+    return apply_all(state, (event,))
+
+
+def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
+    """Fold ``events`` into ``state`` in order (in place) and return it.
+
+    The same as :func:`apply` for each event in turn, but what only the last event decides
+    (``version``, ``updated_at``, ``last_operation``) is set once, at the end: replaying a
+    long journal describes one event, not every one.
+
+    Raises:
+        MalformedEvent: an event does not follow the state's version, or its payload lacks a
+            field its type needs. The state then includes every event before that one.
+
+    """
+    views = state._views  # the view indexes are told what changed, if built
+    last: Event | None = None
+    version = state.version
+    try:
+        for event in events:
+            if event.seq != version + 1:
+                raise MalformedEvent(f"event {event.seq} follows version {version}")
+            fold = _FOLDS.get(event.type)
+            if fold is not None:
+                try:
+                    fold(state, event)
+                except (KeyError, TypeError, ValueError, ValidationError) as exc:
+                    raise MalformedEvent(f"event {event.seq} ({event.type}): {exc}") from exc
+                if views is not None:
+                    views.note(event)
+            version, last = event.seq, event
+    finally:
+        if last is not None:
+            state.version = last.seq
+            state.updated_at = last.at
+            state.last_operation = describe_event(last)
     return state
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
 from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState
-from skillnb.core.state import MalformedEvent, apply
+from skillnb.core.state import MalformedEvent, apply_all
 from skillnb.core.workflow import Workflow
 from skillnb.errors import ConflictError, RunReplaced, SkillnbError, StoreCorrupted
 from skillnb.store import codec
@@ -132,15 +132,20 @@ class RunJournal:
                 raise self._replaced
 
     def _fold(self, events: Iterable[Event]) -> None:
-        for event in events:
-            try:
-                apply(self.state, event)
-            except MalformedEvent as exc:
-                raise StoreCorrupted(self.store.location, str(exc)) from exc
-            if event.type == "run.created" and not self.state.run_id:
-                self.state.run_id = str(event.data.get("run_id", ""))
-            self._recent.append(event)
-            self._tail += 1
+        batch = events if isinstance(events, list) else list(events)
+        folded = batch
+        try:
+            apply_all(self.state, batch)  # describes the last event only
+        except MalformedEvent as exc:
+            folded = [e for e in batch if e.seq <= self.state.version]
+            raise StoreCorrupted(self.store.location, str(exc)) from exc
+        finally:
+            if not self.state.run_id:
+                created = next((e for e in folded if e.type == "run.created"), None)
+                if created is not None:
+                    self.state.run_id = str(created.data.get("run_id", ""))
+            self._recent.extend(folded)
+            self._tail += len(folded)
 
     def refresh(self) -> RunState:
         """Catch up with what other writers committed (cheap when nothing changed).

@@ -46,6 +46,7 @@ from pydantic import ValidationError
 from skillnb.core.records import RECORD_VERSION, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
+from skillnb.store.fastline import fast_event
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
 
 __all__ = [
@@ -211,6 +212,9 @@ def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHea
         raise BadLine("checksum mismatch (the line was altered)")
     more = content.endswith(_MORE)
     body = (content[: -len(_MORE)] if more else content) + b"}"
+    fast = fast_event(body, RECORD_VERSION)  # None: not a plain event, validate it fully
+    if fast is not None:
+        return fast, more
     error: ValidationError | None = None
     try:
         event = Event.model_validate_json(body, strict=True)
