@@ -538,24 +538,38 @@ class Run(Closing):
         )
 
     # -- views ---------------------------------------------------------------------------
-    def describe(self, *, evaluate_code: bool = False) -> dict[str, Any]:
-        """The run at a glance as JSON-safe data (see :mod:`skillnb.service.view`)."""
-        return describe(self.gates, evaluate_code=evaluate_code)
+    def describe(
+        self, *, evaluate_code: bool = False, facts_limit: int | None = None
+    ) -> dict[str, Any]:
+        """The run at a glance as JSON-safe data (see :mod:`skillnb.service.view`).
+
+        ``facts_limit`` keeps, per kind, only the facts a summary could show (see
+        :func:`skillnb.core.summary.facts_needed`); ``fact_counts`` still counts them all.
+        """
+        return describe(self.gates, evaluate_code=evaluate_code, facts_limit=facts_limit)
 
     def summary(
-        self, max_chars: int = 4000, *, stable: bool = False, recall: str | bool = False
+        self,
+        max_chars: int = 4000,
+        *,
+        stable: bool = False,
+        recall: str | bool = False,
+        view: Mapping[str, Any] | None = None,
     ) -> str:
         """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`).
 
         With ``stable``, what differs between two executions of the same notebook (recorded
         times, the run id, approval request ids) is left out, for notebook outputs. With
         ``recall`` (``True``, or a query), the top items recalled from the skill's archived
-        runs are included, inside the data block and within the budget.
+        runs are included, inside the data block and within the budget. ``view`` renders a
+        view the caller already has (from :meth:`describe`, with a ``facts_limit`` of at
+        least ``facts_needed(max_chars)`` or none) instead of describing the run again.
         """
-        from skillnb.core.summary import render_summary
+        from skillnb.core.summary import facts_needed, render_summary
 
         memory = self.memory
-        view = self.describe()
+        if view is None:
+            view = self.describe(facts_limit=facts_needed(max_chars))
         remembered = (
             memory.to_prompt_summary(times=not stable, run_id=self.id)
             if memory is not None

@@ -26,12 +26,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
-__all__ = ["DATA_LABEL", "TITLE", "render_summary"]
+__all__ = ["DATA_LABEL", "LINE_MIN", "TITLE", "facts_needed", "render_summary"]
 
 TITLE = "# SKILL.nb run summary"
 """The first line of every summary."""
@@ -47,6 +47,18 @@ _TOKEN = re.compile(r"[\w.:/@+\-]+")
 _TICKS = re.compile("`+")
 _MIN_FENCE = 3
 _NAMED = 5  # kinds of omitted lines named in the omitted line; the rest are counted together
+_SECONDS = re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)\.\d+")
+LINE_MIN = 12
+"""The fewest characters a fact line costs in the block (``- k (v1) = `` and its newline)."""
+
+
+def facts_needed(max_chars: int) -> int:
+    """How many facts of each kind (per order) a summary of ``max_chars`` can show at most.
+
+    A view whose ``facts`` hold, per kind, this many newest facts and this many first by key,
+    with ``fact_counts`` counting them all, renders exactly as the view of every fact.
+    """
+    return max(max_chars, 0) // LINE_MIN + 1
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -100,6 +112,29 @@ def _count(n: int, noun: tuple[str, str]) -> str:
 
 
 # -- sections --------------------------------------------------------------------------------
+class _Lazy(Sequence[str]):
+    """Lines formatted from rows on first use: a budget reads only the lines it considers."""
+
+    def __init__(self, rows: Sequence[Any], render: Callable[[Any], str]) -> None:
+        self._rows, self._render = rows, render
+        self._done: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        line = self._done.get(i)
+        if line is None:
+            line = self._done[i] = self._render(self._rows[i])
+        return line
+
+
 @dataclass
 class _Group:
     """Lines of one section in display order, and the order in which to keep them."""
@@ -107,9 +142,11 @@ class _Group:
     rank: int
     header: str | None
     noun: tuple[str, str]
-    lines: list[str] = field(default_factory=list)
+    lines: Sequence[str] = field(default_factory=list)
     priority: list[int] | None = None
     """Indices into ``lines``, most important first (``None``: display order)."""
+    hidden: int = 0
+    """Lines of this section the view left out (``fact_counts``): counted, never shown."""
 
 
 def _names(values: Any) -> str:
@@ -122,9 +159,25 @@ def _names(values: Any) -> str:
     return text or "…"
 
 
+def _seconds(value: Any) -> Any:
+    """A recorded ISO time to the second (what a reader needs; the rest is noise)."""
+    return _SECONDS.sub(r"\1", value, count=1) if isinstance(value, str) else value
+
+
 def _when(value: Any, sep: str = " ") -> str:
-    """A recorded time after ``sep``, or nothing when the view leaves times out."""
-    return f"{sep}{_text(value, 40)}" if value else ""
+    """A recorded time (to the second) after ``sep``, or nothing when times are left out."""
+    return f"{sep}{_text(_seconds(value), 40)}" if value else ""
+
+
+def _until(first: Any, last: Any) -> str:
+    """``..LAST`` ending a range of times; only the clock time when the day and zone match."""
+    if not last:
+        return ""
+    first, last = _seconds(first), _seconds(last)
+    same_day = isinstance(first, str) and isinstance(last, str) and len(last) >= 19
+    if same_day and first[:11] == last[:11] and first[19:] == last[19:]:
+        return f"..{_text(last[11:19], 40)}"
+    return f"..{_text(last, 40)}"
 
 
 def _id(value: Any) -> str:
@@ -147,7 +200,7 @@ def _header_group(view: Mapping[str, Any]) -> _Group:
     if view.get("run_id"):
         lines.append(f"run: {_name(view.get('run_id'))}")
     if view.get("updated_at"):
-        lines.append(f"updated: {_text(view.get('updated_at'), 40)}")
+        lines.append(f"updated:{_when(view.get('updated_at'))}")
     states = [_name(s) for s in view.get("states") or []]
     if states:
         visited = ", ".join(_name(s) for s in view.get("visited") or [])
@@ -179,7 +232,8 @@ def _gate_line(r: Mapping[str, Any], indent: str = "") -> str:
 
 def _blocked_group(view: Mapping[str, Any]) -> _Group:
     report = view.get("last_report")
-    group = _Group(2, "## Last gate report", ("gate result", "gate results"))
+    lines: list[str] = []
+    group = _Group(2, "## Last gate report", ("gate result", "gate results"), lines)
     report = report if isinstance(report, Mapping) else {}
     failed = [r for r in _rows(report, "results") if r.get("passed") is False]
     if not failed:
@@ -187,11 +241,11 @@ def _blocked_group(view: Mapping[str, Any]) -> _Group:
     failed.sort(key=lambda r: r.get("severity") != "block")  # stable: blockers first
     outcome = "blocked" if report.get("passed") is False else "passed with warnings"
     moved = "" if report.get("state") == view.get("state") else "; the run has moved on since"
-    group.lines.append(
+    lines.append(
         f"- {_name(report.get('trigger') or report.get('key'))} {outcome}"
         f" in state {_name(report.get('state'))}{moved}"
     )
-    group.lines += [_gate_line(r, "  ") for r in failed]
+    lines += [_gate_line(r, "  ") for r in failed]
     return group
 
 
@@ -224,28 +278,31 @@ def _follow_up_group(view: Mapping[str, Any]) -> _Group:
 
 def _next_group(view: Mapping[str, Any]) -> _Group:
     rows = sorted(_rows(view, "next"), key=lambda n: (str(n.get("trigger")), str(n.get("to"))))
-    group = _Group(4, "## Next triggers", ("next-trigger line", "next-trigger lines"))
+    lines: list[str] = []
+    group = _Group(4, "## Next triggers", ("next-trigger line", "next-trigger lines"), lines)
     for n in rows:
-        group.lines.append(
+        lines.append(
             f"- {_name(n.get('trigger'))} -> {_name(n.get('to'))}: {_name(n.get('status'))}"
         )
-        group.lines += [_gate_line(r, "  ") for r in _rows(n, "gates")]
+        lines += [_gate_line(r, "  ") for r in _rows(n, "gates")]
     return group
 
 
 def _thread_group(view: Mapping[str, Any]) -> _Group:
     rows = sorted(_rows(view, "threads"), key=lambda t: str(t.get("thread_id")))
-    group = _Group(4, f"## LangGraph threads ({len(rows):,})", ("thread line", "thread lines"))
+    lines: list[str] = []
+    noun = ("thread line", "thread lines")
+    group = _Group(4, f"## LangGraph threads ({len(rows):,})", noun, lines)
     for t in rows:
         step = t.get("step")
         where = f"step {step if isinstance(step, int) else '?'} ({_name(t.get('source'))})"
         checkpoint = f", checkpoint {_name(t.get('checkpoint'))}" if t.get("checkpoint") else ""
         next_ = _names(t.get("next")) if t.get("next") else "(finished)"
-        group.lines.append(
+        lines.append(
             f"- {_name(t.get('thread_id'))}: {where}{checkpoint}, "
             f"{_int(t.get('checkpoints')):,} checkpoints; next: {next_}"
         )
-        group.lines += [
+        lines += [
             f"  - waiting on interrupt() in {_name(i.get('node'))}{_id(i.get('id'))}: "
             f"{_text(i.get('value'))}"
             for i in _rows(t, "interrupts")
@@ -258,12 +315,16 @@ def _fact_groups(view: Mapping[str, Any]) -> list[_Group]:
     for f in _rows(view, "facts"):
         kind = str(f.get("kind"))
         by_kind[kind if kind in by_kind else "data"].append(f)
+    counts = view.get("fact_counts")
+    counts = counts if isinstance(counts, Mapping) else {}
     groups = []
     for kind, rank in _FACT_RANKS.items():
         facts = sorted(by_kind[kind], key=lambda f: (str(f.get("key")), _int(f.get("version"))))
         newest = sorted(range(len(facts)), key=lambda i: (-_time(facts[i].get("at")), i))
-        lines = [_fact_line(f) for f in facts]
-        groups.append(_Group(rank, f"## Facts: {kind} ({len(facts):,})", _FACT, lines, newest))
+        lines = _Lazy(facts, _fact_line)
+        total = max(_int(counts.get(kind)), len(facts))
+        header = f"## Facts: {kind} ({total:,})"
+        groups.append(_Group(rank, header, _FACT, lines, newest, hidden=total - len(facts)))
     return groups
 
 
@@ -305,9 +366,17 @@ def _milestone_group(view: Mapping[str, Any]) -> _Group:
     return _Group(13, header, ("milestone", "milestones"), lines, list(range(len(rows)))[::-1])
 
 
+def _history_line(e: Mapping[str, Any]) -> str:
+    seq = f"#{_int(e.get('seq'))}"
+    if e.get("last_seq") is not None:  # a run of similar events, folded by the view
+        seq += f"..#{_int(e.get('last_seq'))}"
+    when = _when(e.get("at")) + (_until(e.get("at"), e.get("last_at")) if e.get("at") else "")
+    return f"- {seq}{when} {_text(e.get('summary'))}"
+
+
 def _history_group(view: Mapping[str, Any]) -> _Group:
     rows = sorted(_rows(view, "history"), key=lambda e: _int(e.get("seq")))
-    lines = [f"- #{_int(e.get('seq'))}{_when(e.get('at'))} {_text(e.get('summary'))}" for e in rows]
+    lines = _Lazy(rows, _history_line)
     header = "## Recent history (oldest first)"
     return _Group(
         14, header, ("history line", "history lines"), lines, list(range(len(rows)))[::-1]
@@ -362,7 +431,9 @@ class _Plan:
     order: list[tuple[int, int]]
     """(group index, line index), most important first."""
     ticks: list[int]
-    """Longest backtick run of each line of ``order``."""
+    """Longest backtick run of the lines of ``order`` measured so far (in order)."""
+    walls: set[int]
+    """Positions in ``order`` after which a section's left-out lines would come next."""
 
     @classmethod
     def of(cls, groups: list[_Group]) -> _Plan:
@@ -371,7 +442,14 @@ class _Plan:
             for g in sorted(range(len(groups)), key=lambda g: groups[g].rank)
             for i in groups[g].priority or range(len(groups[g].lines))
         ]
-        return cls(groups, order, [_ticks(groups[g].lines[i]) for g, i in order])
+        last = {g: n for n, (g, _) in enumerate(order)}
+        return cls(groups, order, [], {n for g, n in last.items() if groups[g].hidden})
+
+    def _tick(self, n: int) -> int:
+        while len(self.ticks) <= n:
+            g, i = self.order[len(self.ticks)]
+            self.ticks.append(_ticks(self.groups[g].lines[i]))
+        return self.ticks[n]
 
     def keep(self, room: int) -> int:
         """How many lines of ``order`` fit in ``room`` characters of block (body and fences)."""
@@ -381,17 +459,24 @@ class _Plan:
             cost = len(group.lines[i]) + 1
             if g not in opened and group.header is not None:
                 cost += len(group.header) + 2  # a blank line, then the header
-            wider = max(fence, self.ticks[n] + 1)
+            wider = max(fence, self._tick(n) + 1)
             cost += 2 * (wider - fence)
             if used + cost > room:
                 return n
             used, fence = used + cost, wider
             opened.add(g)
+            if n in self.walls:
+                return n + 1  # the next line is one the view left out: keeping stops here
         return len(self.order)
 
     def omitted(self, kept: int, max_chars: int, named: int = _NAMED) -> str:
         """Say what was left out, most important first (empty when nothing was)."""
-        counts = Counter(self.groups[g].noun for g, _ in self.order[kept:])  # first-seen order
+        left = Counter(g for g, _ in self.order[kept:])
+        counts: dict[tuple[str, str], int] = {}
+        for g in sorted(range(len(self.groups)), key=lambda g: self.groups[g].rank):
+            n = left.get(g, 0) + self.groups[g].hidden
+            if n:
+                counts[self.groups[g].noun] = counts.get(self.groups[g].noun, 0) + n
         if not counts:
             return ""
         parts = [_count(n, noun) for noun, n in list(counts.items())[:named]]
@@ -413,7 +498,7 @@ class _Plan:
             if group.header is not None:
                 body += ["", group.header]
             body += [group.lines[i] for i in sorted(chosen[g])]
-        fence = "`" * max([_MIN_FENCE, *(t + 1 for t in self.ticks[:kept])])
+        fence = "`" * max([_MIN_FENCE, *(self._tick(n) + 1 for n in range(kept))])
         return f"{fence}text\n" + "\n".join(body) + f"\n{fence}\n"
 
 

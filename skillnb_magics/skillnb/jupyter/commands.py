@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
@@ -186,12 +186,18 @@ def _milestone(session: NotebookSession, args: argparse.Namespace) -> Output:
     return Output("milestone", "ok", f"🏁 {args.name}", [f"at version {event.seq}"], key=args.name)
 
 
-def resume_output(run: Run, restored: list[str], *, rebuilt: bool = False) -> Output:
-    """Build the ``%resume`` (and load banner) output for ``run``."""
+def resume_output(
+    run: Run,
+    restored: list[str],
+    *,
+    rebuilt: bool = False,
+    view: Mapping[str, Any] | None = None,
+) -> Output:
+    """Build the ``%resume`` (and load banner) output for ``run`` (``view``: already described)."""
     memory = run.memory
     last = memory.get_last_operation() if memory is not None else None
     return resumed(
-        run.describe(),
+        run.describe() if view is None else view,
         restored,
         last_operation=run.journal.state.last_operation,
         memory_last=f"{last['action']}: {last['summary']}" if last else None,

@@ -20,6 +20,7 @@ from IPython.core import magic_arguments as _arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 
+from skillnb.core.summary import facts_needed
 from skillnb.errors import GateBlocked, RunReplaced, SkillnbError
 from skillnb.jupyter import cellexec, commands, outcomes
 from skillnb.jupyter.failure import explain, shorten, travelling
@@ -317,8 +318,9 @@ class SkillnbMagics(Magics):
         with self._reporting("resume"):
             run, rebuilt = self.session.resume(args.run)
             restored = [] if args.no_restore else self.session.restore_facts(run)
-            self.session.show(commands.resume_output(run, restored, rebuilt=rebuilt))
-            summary = run.summary(stable=True)
+            view = run.describe(facts_limit=facts_needed(4000))  # once, for both outputs
+            self.session.show(commands.resume_output(run, restored, rebuilt=rebuilt, view=view))
+            summary = run.summary(stable=True, view=view)
         self.session.show_view(run)
         self.session.shell.display_pub.publish(
             data={"text/markdown": summary, "text/plain": summary}

@@ -12,6 +12,13 @@ follow_ups`` (``threads``: the LangGraph threads checkpointed in the run, see
 the message ``bypassed (profile NAME)``); ``follow_ups`` lists the open follow-ups that
 warning gates left (``id, gate, state, trigger, reason, text, opened_seq, opened_at``).
 
+``facts`` rows are ``key, kind, version, preview, cell_id, at, restorable``;
+``fact_counts`` counts the facts of each kind (all of them, also when ``facts_limit`` left some
+out of ``facts``). A view is read-only: its fact rows are shared with the state's index.
+
+``history`` lists the recent events, oldest first, without the bookkeeping of steps; a run of
+similar events is one row with ``count``, ``last_seq`` and ``last_at`` (:func:`fold_history`).
+
 ``next`` lists the transitions out of the current state with the status of their gates
 (``passing``, ``warning``, ``blocked``; ``unknown`` where a gate would run user code and
 ``evaluate_code`` is false, as in the server).
@@ -19,6 +26,7 @@ warning gates left (``id, gate, state, trigger, reason, text, opened_seq, opened
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from skillnb.core.bending import open_follow_ups
@@ -26,15 +34,18 @@ from skillnb.core.claims import step_claim_key
 from skillnb.core.graph import to_mermaid
 from skillnb.core.records import Event, GateReport, GateResult, RunState
 from skillnb.core.state import describe_event
+from skillnb.core.viewindex import view_index
 from skillnb.service.approvals import Approvals
 from skillnb.service.gates import Gates
 from skillnb.service.owner import is_uncertain
 
-__all__ = ["VIEW_VERSION", "describe", "graph_threads", "stable_view"]
+__all__ = ["VIEW_VERSION", "describe", "fold_history", "graph_threads", "stable_view"]
 
 VIEW_VERSION = 1
 _CODE_KINDS = ("python", "resource")
 _HISTORY = 20
+_HISTORY_SCAN = 200  # recent events folded into at most _HISTORY rows
+_FOLD_MIN = 3  # shorter runs of similar events stay one row each
 _REMAINING = 20
 
 
@@ -107,8 +118,83 @@ def _meaningful(events: list[Event]) -> list[Event]:
     return [e for e in events if e.type not in _BOOKKEEPING]
 
 
-def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
-    """The run that ``gates`` evaluates, at a glance (see the module docstring for the shape)."""
+def _subject(event: Event, summary: str) -> tuple[str, str]:
+    """What makes two events similar enough to fold: their type and the summary's subject."""
+    if event.type == "fact.formalized":
+        return (event.type, "")
+    head, sep, _ = summary.partition(": ")
+    return (event.type, head if sep else "")
+
+
+def _history_row(run: list[tuple[Event, str]]) -> dict[str, Any]:
+    first, text = run[0]
+    row = {"seq": first.seq, "type": first.type, "at": _iso(first.at), "summary": text}
+    if len(run) == 1:
+        return row
+    last, last_text = run[-1]
+    head, sep, _ = text.partition(": ")
+    if sep and last_text.startswith(head + sep):
+        last_text = last_text[len(head + sep) :]  # "batch docs: a done … b done"
+    row["summary"] = f"{text} … {last_text} ({len(run)} events)"
+    row.update(count=len(run), last_seq=last.seq, last_at=_iso(last.at))
+    return row
+
+
+def fold_history(events: list[Event], limit: int = _HISTORY) -> list[dict[str, Any]]:
+    """Build the view's history rows for ``events``, oldest first, newest ``limit`` kept.
+
+    Bookkeeping events are left out, and runs of at least three similar events fold into
+    one row. Similar: the same type and subject (the summary's text before ``": "``; facts
+    formalized one after another are similar whatever their key). A folded row carries
+    ``count``, ``last_seq`` and ``last_at``, and its summary reads ``first … last (N events)``.
+    """
+    runs: list[list[tuple[Event, str]]] = []
+    subject: tuple[str, str] | None = None
+    for event in _meaningful(events):
+        text = describe_event(event)
+        this = _subject(event, text)
+        if runs and this == subject:
+            runs[-1].append((event, text))
+        else:
+            runs.append([(event, text)])
+        subject = this
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        if len(run) >= _FOLD_MIN:
+            rows.append(_history_row(run))
+        else:
+            rows += [_history_row([one]) for one in run]
+    return rows[-limit:]
+
+
+def _facts(state: RunState, facts_limit: int | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    index = view_index(state)
+    rows = index.rows() if facts_limit is None else index.top_rows(facts_limit)
+    return rows, index.counts()  # the rows are the index's own: views are read-only
+
+
+def _uncertain(journal: Any, state: RunState) -> list[dict[str, Any]]:
+    now = journal.clock()
+    steps = [state.steps[key] for key in sorted(view_index(state).started())]
+    steps.sort(key=lambda s: s.started_seq)
+    return [
+        {"key": s.key, "started_seq": s.started_seq, "cell_id": s.cell_id}
+        for s in steps
+        if is_uncertain(s, state.claims.get(step_claim_key(s.key)), now)
+    ]
+
+
+def describe(
+    gates: Gates, *, evaluate_code: bool = False, facts_limit: int | None = None
+) -> dict[str, Any]:
+    """The run that ``gates`` evaluates, at a glance (see the module docstring for the shape).
+
+    Costs O(what is shown + what changed since the last call), not O(facts + history): fact
+    rows, per-kind orders and open steps are kept current by the state's index
+    (:mod:`skillnb.core.viewindex`). With ``facts_limit``, ``facts`` lists per kind only the
+    ``facts_limit`` newest facts and the ``facts_limit`` first by key (what a summary of up
+    to ``12 * facts_limit`` characters can show); ``fact_counts`` always counts them all.
+    """
     journal = gates.journal
     state = journal.refresh()
     workflow = journal.workflow
@@ -116,6 +202,7 @@ def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
     last_key = max(state.reports, key=lambda k: state.reports[k].version, default=None)
     last = state.reports[last_key] if last_key is not None else None
     statuses = {n["trigger"]: n["status"] for n in next_ if n["status"] != "unknown"}
+    facts, counts = _facts(state, facts_limit)
     return {
         "v": VIEW_VERSION,
         "run_id": state.run_id,
@@ -126,18 +213,8 @@ def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
         "states": list(workflow.states) if workflow else [],
         "visited": list(state.visited),
         "next": next_,
-        "facts": [
-            {
-                "key": f.key,
-                "kind": f.kind,
-                "version": f.version,
-                "preview": f.preview,
-                "cell_id": f.cell_id,
-                "at": _iso(f.at),
-                "restorable": f.restorable,
-            }
-            for f in state.facts.values()
-        ],
+        "facts": facts,
+        "fact_counts": counts,
         "pending": [
             {
                 "id": a.id,
@@ -150,17 +227,13 @@ def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
             }
             for a in Approvals(journal).pending()
         ],
-        "uncertain": [
-            {"key": s.key, "started_seq": s.started_seq, "cell_id": s.cell_id}
-            for s in state.steps.values()
-            if is_uncertain(s, state.claims.get(step_claim_key(s.key)), journal.clock())
-        ],
+        "uncertain": _uncertain(journal, state),
         "batches": [
             {
                 "name": b.name,
-                "done": len(set(b.done)),
+                "done": b.done_count,
                 "total": b.total,
-                "remaining": b.remaining()[:_REMAINING],
+                "remaining": b.remaining(_REMAINING),
             }
             for b in state.batches.values()
         ],
@@ -179,10 +252,7 @@ def describe(gates: Gates, *, evaluate_code: bool = False) -> dict[str, Any]:
             "passed": last.passed,
             "results": [_result(r) for r in last.results],
         },
-        "history": [
-            {"seq": e.seq, "type": e.type, "at": _iso(e.at), "summary": describe_event(e)}
-            for e in _meaningful(journal.history(_HISTORY * 4))[-_HISTORY:]
-        ],
+        "history": fold_history(journal.history(_HISTORY_SCAN)),
         "profile": gates.profile,
         "follow_ups": [
             {
@@ -228,12 +298,12 @@ _VOLATILE = {
     "pending": ("id", "requested_at"),
     "follow_ups": ("id", "opened_at"),
     "milestones": ("at",),
-    "history": ("at",),
+    "history": ("at", "last_at"),
     "threads": ("checkpoint", "updated_at"),
 }
 
 
-def stable_view(view: dict[str, Any]) -> dict[str, Any]:
+def stable_view(view: Mapping[str, Any]) -> dict[str, Any]:
     """``view`` without what differs between two executions: times, the run id, request ids."""
     out = {**view, "run_id": None, "updated_at": None}
     for key, fields in _VOLATILE.items():
