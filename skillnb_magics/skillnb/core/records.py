@@ -366,6 +366,8 @@ class Batch(_Record):
 
         With a limit this costs O(limit) plus the done items met on the way, not O(items).
         """
+        if limit is not None and limit <= 0:
+            return []
         sets = self._index()
         items, finished, start = self.items, sets.finished, sets.open_from
         while start < len(items) and items[start] in finished:

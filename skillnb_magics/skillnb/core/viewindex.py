@@ -68,7 +68,7 @@ class ViewIndex:
         self._by_key: dict[str, list[str]] = {kind: [] for kind in FACT_KINDS}
         self._placed: dict[str, tuple[str, FactOrder]] = {}
         self._rows: dict[str, dict[str, Any]] = {}
-        self._dirty_facts: set[str] = set()
+        self._dirty_facts: dict[str, None] = {}  # in event order: new rows go in that order
         self._dirty_steps: set[str] = set()
         for fact in state.facts.values():
             kind, order = self._place(fact)
@@ -94,7 +94,7 @@ class ViewIndex:
         if event.type in _FACT_EVENTS:
             fact = event.data.get("fact")
             if isinstance(fact, dict):
-                self._dirty_facts.add(str(fact.get("key")))
+                self._dirty_facts[str(fact.get("key"))] = None
         elif event.type in _STEP_EVENTS:
             self._dirty_steps.add(str(event.data.get("key")))
 

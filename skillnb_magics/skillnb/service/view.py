@@ -16,8 +16,9 @@ warning gates left (``id, gate, state, trigger, reason, text, opened_seq, opened
 ``fact_counts`` counts the facts of each kind (all of them, also when ``facts_limit`` left some
 out of ``facts``). A view is read-only: its fact rows are shared with the state's index.
 
-``history`` lists the recent events, oldest first, without the bookkeeping of steps; a run of
-similar events is one row with ``count``, ``last_seq`` and ``last_at`` (:func:`fold_history`).
+``history`` lists the recent events, oldest first, without the bookkeeping of steps and
+claims; a run of similar events is one row with ``count``, ``last_seq`` and ``last_at``
+(:func:`fold_history`).
 
 ``next`` lists the transitions out of the current state with the status of their gates
 (``passing``, ``warning``, ``blocked``; ``unknown`` where a gate would run user code and
@@ -109,9 +110,17 @@ def _next(gates: Gates, evaluate_code: bool) -> list[dict[str, Any]]:
 
 
 _BOOKKEEPING = frozenset(
-    {"step.started", "step.committed", "langgraph.checkpoint", "langgraph.writes"}
+    {
+        "step.started",
+        "step.committed",
+        "langgraph.checkpoint",
+        "langgraph.writes",
+        "claim.taken",
+        "claim.renewed",
+        "claim.released",
+    }
 )
-"""Events every durable step or LangGraph step writes; the view's history leaves them out."""
+"""Events every durable step, batch item or LangGraph step writes; history leaves them out."""
 
 
 def _meaningful(events: list[Event]) -> list[Event]:

@@ -3,12 +3,14 @@
 Nearly every line of a journal is an event of the current format written by this package:
 five keys, an integer version and sequence number, a type, an ISO time and a JSON object.
 :func:`fast_event` parses such a line with ``orjson`` when it is installed (the ``speed``
-extra), else with the standard library, checks exactly those shapes by hand and builds the
+extra; a line with a run of 19 digits, which may be an integer beyond 64 bits that orjson
+would read as a float, goes to the standard library), else with the standard library,
+checks exactly those shapes by hand and builds the
 :class:`~skillnb.core.records.Event` without running pydantic's validator, which costs more
 than the parse itself over a long replay.
 
 Anything else (a header, an older format, a field of another type, a time in another
-shape, JSON that ``orjson`` refuses, such as integers beyond 64 bits) returns ``None``, and
+shape, JSON that the parser refuses, such as ``NaN`` for ``orjson``) returns ``None``, and
 the caller validates the line the careful way (:func:`skillnb.store.journal.parse_line`),
 which accepts and refuses exactly what it did before. So both paths give equal events, and
 the choice of parser never changes what a journal means; checksums are verified before
@@ -18,6 +20,7 @@ either runs.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -44,9 +47,19 @@ def _stdlib_loads(data: bytes) -> Any:
     return json.loads(data)
 
 
+_LONG = re.compile(rb"\d{19}")
+"""A run of digits that may be an integer beyond 64 bits, which orjson turns into a float."""
+
+
+def _orjson_loads(data: bytes) -> Any:
+    if _LONG.search(data) is not None:
+        return json.loads(data)  # exact integers of any size, as the careful path reads them
+    return orjson.loads(data)
+
+
 def _decoder(use_orjson: bool) -> Callable[[bytes], Any]:
     if use_orjson and orjson is not None:
-        return orjson.loads
+        return _orjson_loads
     return _stdlib_loads
 
 
