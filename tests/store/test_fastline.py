@@ -163,3 +163,23 @@ def test_replay_with_and_without_orjson_gives_the_same_state(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )
     assert json.loads(out.stdout) == fast
+
+
+@pytest.mark.parametrize("levels", [150, 250, 2000])
+def test_lines_nested_too_deep_are_refused_as_before(tmp_path: Path, levels: int) -> None:
+    content = (
+        b'{"v":1,"seq":1,"type":"x","at":"2026-03-02T09:00:00+00:00","data":'
+        + b'{"a":' * levels
+        + b"1"
+        + b"}" * levels
+    )
+    line = journal_module._seal(content)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "journal.jsonl").write_bytes(line)
+    if levels < journal_module.READ_DEPTH:
+        assert len(SidecarStore(folder).load().events) == 1
+        return
+    with pytest.raises(StoreCorrupted) as raised:
+        SidecarStore(folder).load()
+    assert raised.value.line == 1

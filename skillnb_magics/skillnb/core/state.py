@@ -56,6 +56,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skillnb.core.claims import item_claim_key, step_claim_key
+from skillnb.core.gcpause import gc_paused
 from skillnb.core.records import (
     Approval,
     Batch,
@@ -96,9 +97,15 @@ def _bound(state: RunState, e: Event) -> None:
             state.visited.append(state.state)
 
 
+_validate_fact = Fact.__pydantic_validator__.validate_python
+_validate_step = Step.__pydantic_validator__.validate_python
+
+
 def _fact(state: RunState, e: Event) -> None:
-    fact = Fact.model_validate(e.data["fact"])
-    fact.seq = e.seq
+    stored = e.data["fact"]
+    if not isinstance(stored, dict):
+        raise MalformedEvent("fact must be an object")
+    fact: Fact = _validate_fact({**stored, "seq": e.seq})  # Fact.model_validate, less overhead
     state.facts[fact.key] = fact
 
 
@@ -153,14 +160,17 @@ def _resolved(state: RunState, e: Event) -> None:
 
 def _started(state: RunState, e: Event) -> None:
     d = e.data
-    state.steps[str(d["key"])] = Step(
-        key=str(d["key"]),
-        status="started",
-        source_hash=d.get("source_hash"),
-        cell_id=d.get("cell_id"),
-        idempotent=bool(d.get("idempotent", False)),
-        owner=d.get("owner"),
-        started_seq=e.seq,
+    key = str(d["key"])
+    state.steps[key] = _validate_step(
+        {
+            "key": key,
+            "status": "started",
+            "source_hash": d.get("source_hash"),
+            "cell_id": d.get("cell_id"),
+            "idempotent": bool(d.get("idempotent", False)),
+            "owner": d.get("owner"),
+            "started_seq": e.seq,
+        }
     )
     if d.get("claim") is not None:
         claim = Claim.model_validate(d["claim"])
@@ -304,8 +314,11 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
     """Fold ``events`` into ``state`` in order (in place) and return it.
 
     The same as :func:`apply` for each event in turn, but what only the last event decides
-    (``version``, ``updated_at``, ``last_operation``) is set once, at the end: replaying a
-    long journal describes one event, not every one.
+    is done once, at the end: ``version``, ``updated_at``, ``last_operation`` (replaying a
+    long journal describes one event, not every one), and each fact's latest version is
+    validated into a :class:`Fact` once (a version written over later in the same call is
+    never read from the state; :meth:`~skillnb.service.journal.RunJournal.fact_history`
+    validates old versions when it reads them).
 
     Raises:
         MalformedEvent: an event does not follow the state's version, or its payload lacks a
@@ -313,27 +326,51 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
 
     """
     views = state._views  # the view indexes are told what changed, if built
+    facts: dict[str, Event] = {}  # the latest fact.formalized of each key, in first-seen order
     last: Event | None = None
     version = state.version
     try:
-        for event in events:
-            if event.seq != version + 1:
-                raise MalformedEvent(f"event {event.seq} follows version {version}")
-            fold = _FOLDS.get(event.type)
-            if fold is not None:
-                try:
-                    fold(state, event)
-                except (KeyError, TypeError, ValueError, ValidationError) as exc:
-                    raise MalformedEvent(f"event {event.seq} ({event.type}): {exc}") from exc
+        with gc_paused():  # many objects that stay alive: no cycles to collect
+            for event in events:
+                if event.seq != version + 1:
+                    raise MalformedEvent(f"event {event.seq} follows version {version}")
+                if not _defer_fact(facts, event):
+                    _fold_one(state, event)
                 if views is not None:
                     views.note(event)
-            version, last = event.seq, event
+                version, last = event.seq, event
     finally:
-        if last is not None:
-            state.version = last.seq
-            state.updated_at = last.at
-            state.last_operation = describe_event(last)
+        try:
+            for event in facts.values():
+                _fold_one(state, event)
+        finally:
+            if last is not None:
+                state.version = last.seq
+                state.updated_at = last.at
+                state.last_operation = describe_event(last)
     return state
+
+
+def _defer_fact(facts: dict[str, Event], event: Event) -> bool:
+    """Keep a well-keyed ``fact.formalized`` for the end of :func:`apply_all`."""
+    if event.type != "fact.formalized":
+        return False
+    stored = event.data.get("fact")
+    key = stored.get("key") if isinstance(stored, dict) else None
+    if type(key) is not str:
+        return False  # folded now: the error names this event
+    facts[key] = event
+    return True
+
+
+def _fold_one(state: RunState, event: Event) -> None:
+    fold = _FOLDS.get(event.type)
+    if fold is None:
+        return
+    try:
+        fold(state, event)
+    except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        raise MalformedEvent(f"event {event.seq} ({event.type}): {exc}") from exc
 
 
 def state_entry_seq(state: RunState) -> int:

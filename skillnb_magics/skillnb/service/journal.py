@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
+from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState
 from skillnb.core.state import MalformedEvent, apply_all
@@ -113,7 +114,7 @@ class RunJournal:
     # -- loading -------------------------------------------------------------------------
     def reload(self) -> None:
         """Read the snapshot and the journal after it again, from scratch."""
-        with self._mutex:
+        with self._mutex, gc_paused():  # many objects that stay alive: nothing to collect
             self._check_usable()
             loaded = self.store.load()
             snapshot = loaded.snapshot

@@ -20,14 +20,14 @@ either runs.
 from __future__ import annotations
 
 import json
-import re
+import zlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from skillnb.core.records import RECORD_VERSION, Event
 
-__all__ = ["HAVE_ORJSON", "fast_event", "loads"]
+__all__ = ["HAVE_ORJSON", "fast_event", "line_event", "loads", "parse_lines"]
 
 try:
     import orjson
@@ -37,8 +37,8 @@ except ImportError:  # pragma: no cover - exercised by the tests that hide orjso
 HAVE_ORJSON = orjson is not None
 """Whether the optional ``orjson`` parser is installed (``pip install skillnb[speed]``)."""
 
-_KEYS = {"v", "seq", "type", "at", "data"}
-_FIELDS_SET = frozenset(_KEYS)
+_ORDER = ("v", "seq", "type", "at", "data")
+_FIELDS_SET = set(_ORDER)
 _new = object.__new__
 _set = object.__setattr__
 
@@ -47,12 +47,14 @@ def _stdlib_loads(data: bytes) -> Any:
     return json.loads(data)
 
 
-_LONG = re.compile(rb"\d{19}")
-"""A run of digits that may be an integer beyond 64 bits, which orjson turns into a float."""
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG = b"0" * 19
+"""A run of digits that may be an integer beyond 64 bits, which orjson turns into a float
+(found in the line with its digits mapped to ``0``: much cheaper than a regular expression)."""
 
 
 def _orjson_loads(data: bytes) -> Any:
-    if _LONG.search(data) is not None:
+    if _LONG in data.translate(_DIGITS):
         return json.loads(data)  # exact integers of any size, as the careful path reads them
     return orjson.loads(data)
 
@@ -77,32 +79,30 @@ def _time(text: str) -> datetime | None:
         return None
 
 
-def _event(v: int, seq: int, type_: str, at: datetime, data: dict[str, Any]) -> Event:
-    """Build an Event from checked fields (what ``model_construct`` does, minus its cost)."""
+def _event(obj: dict[str, Any]) -> Event:
+    """Make ``obj`` (checked: the five fields, in order) an Event without validating again.
+
+    This is what ``Event.model_construct`` does, minus its cost. Every event built here
+    shares one fields-set: all fields are set, and assigning a field adds nothing to it.
+    """
     event = _new(Event)
-    _set(event, "__dict__", {"v": v, "seq": seq, "type": type_, "at": at, "data": data})
-    _set(event, "__pydantic_fields_set__", set(_FIELDS_SET))
+    _set(event, "__dict__", obj)
+    _set(event, "__pydantic_fields_set__", _FIELDS_SET)
     _set(event, "__pydantic_extra__", None)
     _set(event, "__pydantic_private__", None)
     return event
 
 
-def fast_event(
-    body: bytes, version: int = RECORD_VERSION, parse: Callable[[bytes], Any] | None = None
-) -> Event | None:
-    """The event in ``body`` (a line's JSON without journal fields), or ``None``.
+def shallow(raw: bytes, depth: int) -> bool:
+    """True when ``raw`` cannot nest deeper than ``depth`` (it has no more brackets)."""
+    return raw.count(b"{") + raw.count(b"[") <= depth
 
-    ``None`` means "not on the fast path", never "damaged": the caller then validates
-    ``body`` fully. Only events of format ``version`` (the one this reader writes) take the
-    fast path; ``parse`` replaces the JSON parser (tests compare the two).
-    """
-    try:
-        obj = (parse or loads)(body)
-    except ValueError:  # orjson.JSONDecodeError and json.JSONDecodeError are ValueErrors
+
+def _checked(obj: Any, version: int) -> Event | None:
+    """The event ``obj`` holds when it is a plain event of format ``version``, else ``None``."""
+    if type(obj) is not dict or tuple(obj) != _ORDER:
         return None
-    if type(obj) is not dict or obj.keys() != _KEYS:
-        return None
-    v, seq, type_, at, data = obj["v"], obj["seq"], obj["type"], obj["at"], obj["data"]
+    v, seq, type_, at, data = obj.values()
     if (
         type(v) is not int
         or v != version
@@ -115,4 +115,94 @@ def fast_event(
     when = _time(at)
     if when is None:
         return None
-    return _event(v, seq, type_, when, data)
+    obj["at"] = when
+    return _event(obj)
+
+
+def fast_event(
+    body: bytes,
+    version: int = RECORD_VERSION,
+    parse: Callable[[bytes], Any] | None = None,
+    depth: int = 192,
+) -> Event | None:
+    """The event in ``body`` (a line's JSON without journal fields), or ``None``.
+
+    ``None`` means "not on the fast path", never "damaged": the caller then validates
+    ``body`` fully. Only events of format ``version`` (the one this reader writes) take the
+    fast path, and only lines with at most ``depth`` brackets (deeper ones are the careful
+    path's to refuse); ``parse`` replaces the JSON parser (tests compare the two).
+    """
+    if not shallow(body, depth):
+        return None  # the careful path measures and reports the depth
+    try:
+        obj = (parse or loads)(body)
+    except (ValueError, RecursionError):  # orjson's and json's decode errors are ValueErrors
+        return None
+    return _checked(obj, version)
+
+
+# -- a whole journal at once ----------------------------------------------------------------------
+_CRC_KEY = b',"crc":"'
+_CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
+_MORE = b',"more":true'
+_LINE = (*_ORDER, "crc")
+_LINE_MORE = (*_ORDER, "more", "crc")
+
+
+def parse_lines(data: bytes, end: int, parse: Callable[[bytes], Any] | None = None) -> list[Any]:
+    """Parse the lines of ``data[:end]`` (``end`` just past a newline) in one call.
+
+    A journal line is a JSON object, so the lines joined by commas are one JSON array: one
+    parser call instead of one per line, and no copy of each line's body. Returns one object
+    per line, or an empty list when that does not hold (a damaged line, a blank one); the
+    caller then reads each line on its own. Nothing is checked here: see :func:`line_event`.
+    """
+    if end <= 0:
+        return []
+    head = data[: end - 1]
+    if parse is None:  # orjson unless absent, or unless a number may be beyond 64 bits
+        exact = loads is not _orjson_loads or _LONG in head.translate(_DIGITS)
+        parse = _stdlib_loads if exact else orjson.loads
+    try:
+        objs = parse(b"[" + head.replace(b"\n", b",") + b"]")
+    except (ValueError, RecursionError):
+        return []
+    if type(objs) is not list or len(objs) != head.count(b"\n") + 1:
+        return []
+    return objs
+
+
+def line_event(
+    obj: Any, raw: bytes, version: int, *, max_bytes: int, depth: int
+) -> tuple[Event, bool] | None:
+    """The event of journal line ``raw`` (parsed as ``obj``) and its ``more`` flag, or ``None``.
+
+    Checks what :func:`skillnb.store.journal.parse_line` checks on its fast path: the line's
+    checksum (over its bytes), that the parsed checksum and ``more`` flag are the ones the bytes
+    end with, and that the rest is a plain event of format ``version``; lines longer than
+    ``max_bytes`` or with more than ``depth`` brackets are left to the careful path too.
+    ``None``: read the line the careful way (which also reports damage).
+    """
+    n = len(raw)
+    if n > max_bytes or not shallow(raw, depth):
+        return None
+    if n < _CRC_TAIL + 2 or raw[n - _CRC_TAIL : n - 10] != _CRC_KEY or raw[n - 2 :] != b'"}':
+        return None
+    if type(obj) is not dict or obj.get("crc") != raw[n - 10 : n - 2].decode("latin-1"):
+        return None
+    try:
+        expected = int(raw[n - 10 : n - 2], 16)
+    except ValueError:
+        return None
+    content = raw[: n - _CRC_TAIL]
+    if zlib.crc32(b"}", zlib.crc32(content)) != expected:
+        return None
+    more = content.endswith(_MORE)
+    keys = tuple(obj)
+    if keys != (_LINE_MORE if more else _LINE) or (more and obj["more"] is not True):
+        return None
+    del obj["crc"]
+    if more:
+        del obj["more"]
+    event = _checked(obj, version)
+    return None if event is None else (event, more)

@@ -43,10 +43,11 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from skillnb.core.gcpause import gc_paused
 from skillnb.core.records import RECORD_VERSION, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
-from skillnb.store.fastline import fast_event
+from skillnb.store.fastline import fast_event, line_event, parse_lines
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
 
 __all__ = [
@@ -212,7 +213,9 @@ def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHea
         raise BadLine("checksum mismatch (the line was altered)")
     more = content.endswith(_MORE)
     body = (content[: -len(_MORE)] if more else content) + b"}"
-    fast = fast_event(body, RECORD_VERSION)  # None: not a plain event, validate it fully
+    fast = fast_event(
+        body, RECORD_VERSION, depth=READ_DEPTH
+    )  # None: not a plain event, validate it fully
     if fast is not None:
         return fast, more
     error: ValidationError | None = None
@@ -316,6 +319,7 @@ def _check_first_fragment(data: bytes, path: Path) -> None:
         raise StoreCorrupted(path, "the journal header has no newline (the file was cut)", line=1)
 
 
+@gc_paused()  # a long journal builds many events that stay alive: no cycles to collect
 def scan(
     data: bytes,
     *,
@@ -349,9 +353,18 @@ def scan(
     header: JournalHeader | None = None
     committed = end = lines = 0
     pos, lineno, expect = 0, first_line, next_seq
+    parsed = iter(parse_lines(data, data.rfind(b"\n") + 1))  # all lines at once, if it can
     while (nl := data.find(b"\n", pos)) >= 0:
+        raw = data[pos:nl]
         try:
-            item, more = parse_line(data[pos:nl], path=path, line=lineno)
+            fast = line_event(
+                next(parsed, None),
+                raw,
+                RECORD_VERSION,
+                max_bytes=MAX_LINE_BYTES,
+                depth=READ_DEPTH,
+            )
+            item, more = fast if fast is not None else parse_line(raw, path=path, line=lineno)
         except BadLine as exc:
             if header_allowed and pos == 0 and not data.startswith(_LINE_START):
                 raise _not_a_journal(path, data, exc) from None
