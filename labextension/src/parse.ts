@@ -16,7 +16,7 @@ import type {
   IGateView,
   IHistoryEntry,
   IMilestoneView,
-  IMirror,
+  IOutputMirror,
   IMirrorMessage,
   INextTrigger,
   IOutputVolatile,
@@ -202,12 +202,27 @@ function readMilestone(item: Dict): IMilestoneView {
 }
 
 function readHistory(item: Dict): IHistoryEntry {
+  const seq = num(item.seq);
+  const at = strOrNull(item.at);
   return {
-    seq: num(item.seq),
+    seq,
     type: str(item.type),
-    at: strOrNull(item.at),
-    summary: str(item.summary)
+    at,
+    summary: str(item.summary),
+    count: num(item.count, 1),
+    last_seq: num(item.last_seq, seq),
+    last_at: item.last_at === undefined ? at : strOrNull(item.last_at)
   };
+}
+
+function counts(value: unknown): { [kind: string]: number } {
+  const out: { [kind: string]: number } = {};
+  if (isObject(value)) {
+    for (const [kind, n] of Object.entries(value)) {
+      out[kind] = num(n);
+    }
+  }
+  return out;
 }
 
 function readReport(value: unknown): IGateReportView | null {
@@ -215,6 +230,8 @@ function readReport(value: unknown): IGateReportView | null {
     return null;
   }
   return {
+    key: str(value.key),
+    version: num(value.version),
     trigger: strOrNull(value.trigger),
     state: strOrNull(value.state),
     passed: value.passed === true,
@@ -248,6 +265,7 @@ export function parseDescription(value: unknown): IRunDescription {
     visited: strings(value.visited),
     next: list(value.next, readTrigger),
     facts: list(value.facts, readFact),
+    fact_counts: counts(value.fact_counts),
     pending: list(value.pending, readPending),
     uncertain: list(value.uncertain, readUncertain),
     batches: list(value.batches, readBatch),
@@ -275,7 +293,7 @@ export function parseVersion(value: unknown): IRunVersion {
   };
 }
 
-function readMirror(value: unknown): IMirror | null {
+function readMirror(value: unknown): IOutputMirror | null {
   if (!isObject(value)) {
     return null;
   }
@@ -301,6 +319,12 @@ export function parseBundle(value: unknown): ISkillnbBundle | null {
   };
 }
 
+/** What the extension reads of an output's volatile part (the events are Python's). */
+export type OutputVolatileFields = Pick<
+  IOutputVolatile,
+  'run_id' | 'at' | 'mirror'
+>;
+
 /**
  * Read the volatile part of a skillnb output from its metadata (`metadata[MIME_TYPE]`).
  *
@@ -312,7 +336,7 @@ export function parseBundle(value: unknown): ISkillnbBundle | null {
 export function parseOutputVolatile(
   metadata: unknown,
   legacyData: unknown = null
-): IOutputVolatile | null {
+): OutputVolatileFields | null {
   const raw = isObject(metadata) ? metadata[MIME_TYPE] : undefined;
   const ours =
     isObject(raw) && (raw.v ?? FORMAT_VERSION) === FORMAT_VERSION ? raw : null;

@@ -37,7 +37,7 @@ def test_twenty_batch_items_become_one_row() -> None:
     rows = fold_history(events)
     assert len(rows) == 2
     assert rows[0]["summary"] == "go: a → b"
-    assert "count" not in rows[0]
+    assert (rows[0]["count"], rows[0]["last_seq"], rows[0]["last_at"]) == (1, 4, rows[0]["at"])
     row = rows[1]
     assert row["seq"] == 5
     assert (row["count"], row["last_seq"]) == (20, 24)
@@ -64,7 +64,7 @@ def test_short_runs_and_different_subjects_stay_apart() -> None:
         "batch other: c done",
         "go: a → b",
     ]
-    assert not any("count" in r for r in rows)
+    assert all(r["count"] == 1 for r in rows)
 
 
 def test_folding_keeps_the_newest_rows() -> None:

@@ -367,10 +367,10 @@ def _milestone_group(view: Mapping[str, Any]) -> _Group:
 
 
 def _history_line(e: Mapping[str, Any]) -> str:
-    seq = f"#{_int(e.get('seq'))}"
-    if e.get("last_seq") is not None:  # a run of similar events, folded by the view
+    seq, when = f"#{_int(e.get('seq'))}", _when(e.get("at"))
+    if _int(e.get("count")) > 1:  # a run of similar events, folded by the view
         seq += f"..#{_int(e.get('last_seq'))}"
-    when = _when(e.get("at")) + (_until(e.get("at"), e.get("last_at")) if e.get("at") else "")
+        when += _until(e.get("at"), e.get("last_at")) if e.get("at") else ""
     return f"- {seq}{when} {_text(e.get('summary'))}"
 
 

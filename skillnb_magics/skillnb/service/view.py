@@ -137,16 +137,21 @@ def _subject(event: Event, summary: str) -> tuple[str, str]:
 
 def _history_row(run: list[tuple[Event, str]]) -> dict[str, Any]:
     first, text = run[0]
-    row = {"seq": first.seq, "type": first.type, "at": _iso(first.at), "summary": text}
-    if len(run) == 1:
-        return row
     last, last_text = run[-1]
-    head, sep, _ = text.partition(": ")
-    if sep and last_text.startswith(head + sep):
-        last_text = last_text[len(head + sep) :]  # "batch docs: a done … b done"
-    row["summary"] = f"{text} … {last_text} ({len(run)} events)"
-    row.update(count=len(run), last_seq=last.seq, last_at=_iso(last.at))
-    return row
+    if len(run) > 1:
+        head, sep, _ = text.partition(": ")
+        if sep and last_text.startswith(head + sep):
+            last_text = last_text[len(head + sep) :]  # "batch docs: a done … b done"
+        text = f"{text} … {last_text} ({len(run)} events)"
+    return {
+        "seq": first.seq,
+        "type": first.type,
+        "at": _iso(first.at),
+        "summary": text,
+        "count": len(run),
+        "last_seq": last.seq,
+        "last_at": _iso(last.at),
+    }
 
 
 def fold_history(events: list[Event], limit: int = _HISTORY) -> list[dict[str, Any]]:
@@ -154,8 +159,9 @@ def fold_history(events: list[Event], limit: int = _HISTORY) -> list[dict[str, A
 
     Bookkeeping events are left out, and runs of at least three similar events fold into
     one row. Similar: the same type and subject (the summary's text before ``": "``; facts
-    formalized one after another are similar whatever their key). A folded row carries
-    ``count``, ``last_seq`` and ``last_at``, and its summary reads ``first … last (N events)``.
+    formalized one after another are similar whatever their key). Every row has ``count``,
+    ``last_seq`` and ``last_at`` (1, its own ``seq`` and ``at`` when alone); a folded row's
+    summary reads ``first … last (N events)``.
     """
     runs: list[list[tuple[Event, str]]] = []
     subject: tuple[str, str] | None = None
