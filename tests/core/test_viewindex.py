@@ -153,3 +153,16 @@ def test_batch_lists_changed_behind_the_sets_back_are_noticed() -> None:
     batch.done.append("b")
     assert batch.remaining() == ["a", "c", "d"]
     assert batch.done_count == 1
+
+
+def test_states_compare_by_their_data_not_their_indexes() -> None:
+    events = random_events(random.Random(9), 120)  # noqa: S311
+    one = apply_all(RunState(run_id="r"), events)
+    other = apply_all(RunState(run_id="r"), events)
+    view_index(one)
+    for batch in one.batches.values():
+        batch.remaining(2)  # builds its sets
+    assert one == other
+    assert one.batches == other.batches
+    other.batches["b"].mark_done("new")
+    assert one != other

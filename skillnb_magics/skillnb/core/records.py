@@ -319,6 +319,12 @@ class Batch(_Record):
 
     _sets: _BatchSets | None = PrivateAttr(default=None)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when the fields are: the derived private indexes are caches, not data."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
     @property
     def total(self) -> int:
         """How many items the batch holds."""
@@ -521,3 +527,9 @@ class RunState(_Record):
     _views: Any = PrivateAttr(default=None)
     """Indexes the views keep current (:mod:`skillnb.core.viewindex`): never persisted, never
     copied (a copy builds its own when asked)."""
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when the fields are: the derived private indexes are caches, not data."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
