@@ -151,15 +151,30 @@ class RunJournal:
         """
         with self._mutex:
             self._check_usable()
-            version = self.state.version
-            new = self.store.read_since(version)
-            if new is None or self._other_run_here():
+            new = self._changes()
+            if new is None:
                 self.reload()  # raises RunReplaced when another run (or none) is there now
             elif new:
                 self._fold(new)
-            elif version and self.store.head() < version:  # gone, or another run, shorter
-                self.reload()
             return self.state
+
+    def _changes(self) -> list[Event] | None:
+        """What others committed after our version; ``None`` when we must load again.
+
+        A store that offers ``catch_up(version, run_id)`` answers in one look (the sidecar);
+        otherwise :meth:`Store.read_since`, the run the store names, and its head are asked.
+        """
+        version = self.state.version
+        catch_up = getattr(self.store, "catch_up", None)
+        if callable(catch_up):
+            found: list[Event] | None = catch_up(version, self.state.run_id or None)
+            return found
+        new = self.store.read_since(version)
+        if new is None or self._other_run_here():
+            return None
+        if not new and version and self.store.head() < version:  # gone, or a shorter run
+            return None
+        return new
 
     def _other_run_here(self) -> bool:
         """True when the store names a run other than ours (stores that name their run)."""

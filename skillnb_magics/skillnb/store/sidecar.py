@@ -34,7 +34,7 @@ import os
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
@@ -82,6 +82,21 @@ def _created_run(drafts: Sequence[EventDraft]) -> str | None:
     return None
 
 
+class _Held:
+    """The writer lock held for a ``with`` block (a class: it is taken on every write)."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: SidecarStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        self._store._acquire()  # the store's own helper
+
+    def __exit__(self, *exc: object) -> None:
+        self._store._release()
+
+
 class SidecarStore(Closing):
     """A :class:`~skillnb.store.protocol.Store` in a sidecar folder.
 
@@ -108,6 +123,8 @@ class SidecarStore(Closing):
         self._root_ready = False
         self._closed = False
         self._torn_seen: tuple[object, ...] | None = None
+        self._fresh = False  # the tail is current: refreshed while this object holds the lock
+        self._snapshot_size: tuple[tuple[object, ...], int] | None = None  # see snapshot_bytes
 
     # -- protocol -----------------------------------------------------------------------------
 
@@ -133,7 +150,7 @@ class SidecarStore(Closing):
         """
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             if not self._tail.missing:
                 self._notice_torn()
                 return self._tail.run_id
@@ -142,23 +159,37 @@ class SidecarStore(Closing):
 
     def lock(self) -> AbstractContextManager[None]:
         """Take the exclusive writer lock (inter-process, re-entrant for this object)."""
-        return self._locked()
+        return _Held(self)
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _acquire(self) -> None:
         self._check_open()
         if not self._root_ready:
             self._layout.check_root()
             ensure_dir(self._layout.root, guarded=self._layout.guarded)
             self._root_ready = True
-        with self._lock.hold():
-            yield
+        self._lock.acquire()
+
+    def _release(self) -> None:
+        if self._lock.depth == 1:  # other writers may append once we let go
+            self._fresh = False
+        self._lock.release()
+
+    def _refresh(self) -> None:
+        """Catch the tail up with the journal, once per hold of the lock.
+
+        While this object holds the lock nobody else can change the journal (every writer and
+        every compaction takes the lock first), so one ``lstat`` after taking it is enough for
+        the whole read-validate-append sequence; without the lock, each call looks again.
+        """
+        if not self._fresh:
+            self._tail.refresh()
+            self._fresh = self._lock.held
 
     def head(self) -> int:
         """Return the latest committed version: a ``stat`` of the journal, plus any new bytes."""
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             if self._tail.missing:
                 return self._snapshot_version()
             self._notice_torn()
@@ -193,13 +224,38 @@ class SidecarStore(Closing):
         """Return events with ``seq > version``; ``None`` when compaction archived some."""
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             if self._tail.missing:
                 return [] if version >= self._snapshot_version() else None
             self._notice_torn()
             if version < self._tail.base:
                 return None
             return self._tail.events_after(version)
+
+    def catch_up(self, version: int, run_id: str | None) -> list[Event] | None:
+        """Events of run ``run_id`` with ``seq > version``, or ``None``: load again.
+
+        One look at the journal answers what :meth:`read_since`, :meth:`run_id` and
+        :meth:`head` would together: ``None`` when some of those events were archived by a
+        compaction, when the folder now holds another run (``run_id`` given and different), or
+        when the journal ends before ``version`` (another, shorter run, or none).
+        """
+        with self._mutex:
+            self._check_open()
+            self._refresh()
+            tail = self._tail
+            if tail.missing:
+                snapshot = self._read_snapshot()
+                found = snapshot.run_id if snapshot is not None else None
+                head = snapshot.version if snapshot is not None else 0
+                other = run_id is not None and found is not None and found != run_id
+                return None if version != head or other else []
+            self._notice_torn()
+            if version < tail.base or version > tail.last:
+                return None
+            if run_id is not None and tail.run_id is not None and tail.run_id != run_id:
+                return None
+            return tail.events_after(version)
 
     def append(
         self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
@@ -251,6 +307,7 @@ class SidecarStore(Closing):
 
         """
         with self.lock():
+            self._fresh = False  # recovery below may replace the journal
             check_file(self._layout.snapshot)  # refuse symlinks before changing anything
             check_dir(self._layout.segments)
             sweep_temp_files(self._layout.root)
@@ -271,6 +328,7 @@ class SidecarStore(Closing):
                     self._create_journal(head, run_id, b"")
             else:
                 compact_journal(self._layout, self._tail, snapshot, self._hook, run_id=run_id)
+            self._snapshot_size = None
 
     def history(self) -> Iterator[Event]:
         """Every committed event from version 1: the archived segments, then the live journal.
@@ -286,15 +344,28 @@ class SidecarStore(Closing):
         """Bytes of committed lines in the live journal (what compaction would archive)."""
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             return self._tail.end
 
     def snapshot_bytes(self) -> int:
         """Size of the snapshot file (0 when there is none yet)."""
-        try:
-            return self._layout.snapshot.stat().st_size
-        except FileNotFoundError:
-            return 0
+        # Only a compaction writes the snapshot. When the journal holds events, a compaction
+        # replaces it with a new file; so while it is the same file (kept open by the tail, its
+        # inode cannot be reused), the size measured beside it still holds.
+        with self._mutex:
+            self._check_open()
+            self._refresh()
+            tail = self._tail
+            seen = (tail.identity, tail.base)
+            if self._snapshot_size is not None and self._snapshot_size[0] == seen:
+                return self._snapshot_size[1]
+            try:
+                size = self._layout.snapshot.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            holds_events = tail.identity is not None and tail.last > tail.base
+            self._snapshot_size = (seen, size) if holds_events else None
+        return size
 
     def pack(self) -> int:
         """Pack the archived segments into one gzip segment (see :mod:`skillnb.store.packing`).
@@ -344,7 +415,7 @@ class SidecarStore(Closing):
         correctly from (see :mod:`skillnb.store.compaction`); the next compaction finishes or
         abandons it.
         """
-        self._tail.refresh()
+        self._refresh()
         if self._tail.missing:
             return None
         fd = self._writer()
@@ -437,6 +508,7 @@ class SidecarStore(Closing):
             finally:
                 self._close_writer()
                 self._tail.close()
+                self._fresh = False
 
     def _snapshot_version(self) -> int:
         """Read the snapshot's version (0 without one); only needed when the journal is missing."""
