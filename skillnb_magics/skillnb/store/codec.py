@@ -137,10 +137,13 @@ class Codec:
                 continue
             try:
                 stored = encoder.encode(value)
-                size = len(dumps(stored).encode("utf-8"))
+                text = dumps(stored)
+                size = len(text.encode("utf-8"))
             except (TypeError, ValueError, OverflowError, RecursionError):
                 continue
-            preview = clip_preview(encoder.preview(value, stored))
+            # The default preview is that same JSON text: reuse it rather than dump again.
+            own = type(encoder).preview is not Encoder.preview
+            preview = clip_preview(encoder.preview(value, stored) if own else text)
             if size > blob_threshold:
                 return _to_blob(encoder, stored, store, preview)
             return Encoded(stored, encoder.name, True, preview)
