@@ -104,15 +104,35 @@ class SidecarStore(Closing):
         path: the sidecar folder (see :func:`~skillnb.store.layout.sidecar_dir_for`); created,
             ``0o700``, on the first write.
         phase_hook: called with the name of each durable-write phase (``append.written``,
-            ``append.synced``, ``compact.segment``, ...); crash tests end the process there.
+            ``append.unlocked``, ``append.synced``, ``compact.segment``, ...); crash tests end
+            the process there.
+        group_commit: fsync an append's lines just *after* the writer lock is let go, rather
+            than while holding it (see below); ``False`` fsyncs under the lock.
+
+    Group commit: the lines of an append are written under the lock, and the fsync that makes
+    them durable runs when the outermost hold of the lock ends, after other processes may take
+    it. Writers waiting for the lock then append meanwhile, and one fsync, which flushes the
+    whole file, may cover several writers' appends; with several processes writing to one run,
+    fewer of them wait for the disk while holding the lock. Nothing is acknowledged earlier: a
+    caller that holds :meth:`lock` around its appends (as :class:`~skillnb.service.journal.
+    RunJournal` does) gets control back from its ``with`` block only once the fsync is done,
+    and one that calls :meth:`append` alone, once ``append`` returns. Other processes may read
+    lines that are not yet durable (as with ``sync=False``); any of them that appends and
+    acknowledges fsyncs those lines with its own. Should that fsync fail, its lines cannot be
+    cut any more (others may follow them): the error is raised to the writer, whose write is
+    then of unknown durability, and the journal is read again from the file.
 
     One object may be shared by threads. Several objects, in one process or many, may share a
     folder: the lock file orders their writes and each sees the others' commits.
 
     """
 
-    def __init__(self, path: Path, *, phase_hook: PhaseHook | None = None) -> None:
+    def __init__(
+        self, path: Path, *, phase_hook: PhaseHook | None = None, group_commit: bool = True
+    ) -> None:
         self._layout = SidecarLayout(Path(path))
+        self._group_commit = group_commit
+        self._owes_fsync = False  # an append's lines await the fsync at the lock's release
         self._hook = phase_hook or _no_hook
         self._mutex = threading.RLock()
         self._lock = FileLock(self._layout.lock, self._mutex)
@@ -170,9 +190,33 @@ class SidecarStore(Closing):
         self._lock.acquire()
 
     def _release(self) -> None:
-        if self._lock.depth == 1:  # other writers may append once we let go
+        if self._lock.depth != 1:
+            self._lock.release()
+            return
+        self._fresh = False  # other writers may append once we let go
+        if not self._owes_fsync:
+            self._lock.release()
+            return
+        with self._mutex:  # this object's other threads wait for the fsync; processes do not
+            self._lock.release()
+            self._hook("append.unlocked")
+            self._settle()
+
+    def _settle(self) -> None:
+        """Fsync the lines an append wrote and still owes (mutex held; see group commit)."""
+        if not self._owes_fsync:
+            return
+        self._owes_fsync = False
+        if self._wfd is None:  # closed meanwhile: _close_writer settled first
+            return
+        try:
+            os.fsync(self._wfd)
+        except BaseException:
+            self._close_writer()
+            self._tail.close()  # read the journal again from the file
             self._fresh = False
-        self._lock.release()
+            raise
+        self._hook("append.synced")
 
     def _refresh(self) -> None:
         """Catch the tail up with the journal, once per hold of the lock.
@@ -287,16 +331,20 @@ class SidecarStore(Closing):
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
                 return events
+            later = sync and self._group_commit  # fsynced when the lock is let go
             try:
                 write_all(fd, data)
                 self._hook("append.written")
-                if sync:
+                if sync and not later:
                     os.fsync(fd)
             except BaseException:
                 self._undo_write()
                 raise
-            self._hook("append.synced")
             self._tail.appended(events, data)
+            if later:
+                self._owes_fsync = True
+            else:
+                self._hook("append.synced")
             return events
 
     def compact(self, state: RunState) -> None:
@@ -445,6 +493,7 @@ class SidecarStore(Closing):
         return self._wfd
 
     def _close_writer(self) -> None:
+        self._settle()  # lines written through this descriptor are fsynced before it goes
         if self._wfd is not None:
             os.close(self._wfd)
             self._wfd = self._wfd_identity = None
