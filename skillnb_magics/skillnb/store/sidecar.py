@@ -7,7 +7,9 @@ segments, content-addressed blobs (:mod:`skillnb.store.blobs`) and a lock file
 (:class:`skillnb.store.durable.FileLock`).
 
 Durability: an append writes all its lines with one ``os.write`` on an ``O_APPEND`` descriptor
-and fsyncs before returning; every create and rename is followed by a folder fsync. Reads take
+and fsyncs them before control returns to the writer, just after letting the writer lock go
+(group commit, see :class:`SidecarStore`); every create and rename is followed by a folder
+fsync. Reads take
 no lock: the journal only grows between compactions, and a compaction replaces it atomically
 (see :mod:`skillnb.store.compaction` for the crash-safe order).
 
