@@ -42,6 +42,7 @@ from pathlib import Path
 from skillnb.core.closing import Closing
 from skillnb.core.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
+from skillnb.store.appender import Appender
 from skillnb.store.blobs import BlobFolder
 from skillnb.store.compaction import compact_journal, recover
 from skillnb.store.durable import (
@@ -54,7 +55,6 @@ from skillnb.store.durable import (
     ensure_dir,
     open_file,
     sweep_temp_files,
-    write_all,
 )
 from skillnb.store.history import read_history
 from skillnb.store.journal import encode_events, encode_header
@@ -134,14 +134,12 @@ class SidecarStore(Closing):
     ) -> None:
         self._layout = SidecarLayout(Path(path))
         self._group_commit = group_commit
-        self._owes_fsync = False  # an append's lines await the fsync at the lock's release
         self._hook = phase_hook or _no_hook
         self._mutex = threading.RLock()
         self._lock = FileLock(self._layout.lock, self._mutex)
         self._tail = JournalTail(self._layout.journal, self._layout.check_root)
         self._blobs = BlobFolder(self._layout.blobs, self._layout.check_root)
-        self._wfd: int | None = None
-        self._wfd_identity: tuple[int, int] | None = None
+        self._appender = Appender(self._tail, self._hook)
         self._root_ready = False
         self._closed = False
         self._torn_seen: tuple[object, ...] | None = None
@@ -196,29 +194,13 @@ class SidecarStore(Closing):
             self._lock.release()
             return
         self._fresh = False  # other writers may append once we let go
-        if not self._owes_fsync:
+        if not self._appender.owes_fsync:
             self._lock.release()
             return
         with self._mutex:  # this object's other threads wait for the fsync; processes do not
             self._lock.release()
             self._hook("append.unlocked")
-            self._settle()
-
-    def _settle(self) -> None:
-        """Fsync the lines an append wrote and still owes (mutex held; see group commit)."""
-        if not self._owes_fsync:
-            return
-        self._owes_fsync = False
-        if self._wfd is None:  # closed meanwhile: _close_writer settled first
-            return
-        try:
-            os.fsync(self._wfd)
-        except BaseException:
-            self._close_writer()
-            self._tail.close()  # read the journal again from the file
-            self._fresh = False
-            raise
-        self._hook("append.synced")
+            self._appender.settle()
 
     def _refresh(self) -> None:
         """Catch the tail up with the journal, once per hold of the lock.
@@ -227,7 +209,7 @@ class SidecarStore(Closing):
         every compaction takes the lock first), so one ``lstat`` after taking it is enough for
         the whole read-validate-append sequence; without the lock, each call looks again.
         """
-        if not self._fresh:
+        if not self._fresh or self._tail.identity is None:  # None: no journal, or forgotten
             self._tail.refresh()
             self._fresh = self._lock.held
 
@@ -333,20 +315,12 @@ class SidecarStore(Closing):
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
                 return events
-            later = sync and self._group_commit  # fsynced when the lock is let go
-            try:
-                write_all(fd, data)
-                self._hook("append.written")
-                if sync and not later:
-                    os.fsync(fd)
+            try:  # with group commit, fsynced once the lock is let go (see _release)
+                self._appender.write(data, sync=sync, later=self._group_commit)
             except BaseException:
-                self._undo_write()
+                self._fresh = False  # cut again, and the tail forgot the file
                 raise
             self._tail.appended(events, data)
-            if later:
-                self._owes_fsync = True
-            else:
-                self._hook("append.synced")
             return events
 
     def compact(self, state: RunState) -> None:
@@ -448,9 +422,11 @@ class SidecarStore(Closing):
         """Close the files and release the lock; the store may not be used afterwards."""
         with self._mutex:
             self._closed = True
-            self._close_writer()
-            self._tail.close()
-            self._lock.close()
+            try:
+                self._appender.close()
+            finally:
+                self._tail.close()
+                self._lock.close()
 
     def __repr__(self) -> str:
         return f"SidecarStore({str(self._layout.root)!r})"
@@ -468,9 +444,9 @@ class SidecarStore(Closing):
         self._refresh()
         if self._tail.missing:
             return None
-        fd = self._writer()
+        fd = self._appender.descriptor()
         if self._tail.size > self._tail.end:
-            self._move_torn_tail(fd)
+            self._move_torn_tail()
         return fd
 
     def _create_journal(self, base: int, run_id: str | None, lines: bytes) -> None:
@@ -483,24 +459,7 @@ class SidecarStore(Closing):
         self._hook("append.synced")
         self._tail.reload()
 
-    def _writer(self) -> int:
-        if self._wfd is None or self._wfd_identity != self._tail.identity:
-            self._close_writer()
-            fd = open_file(self._layout.journal, os.O_WRONLY | os.O_APPEND)
-            st = os.fstat(fd)
-            self._wfd, self._wfd_identity = fd, (st.st_dev, st.st_ino)
-            if self._wfd_identity != self._tail.identity:  # replaced between two syscalls
-                self._tail.reload()
-                return self._writer()
-        return self._wfd
-
-    def _close_writer(self) -> None:
-        self._settle()  # lines written through this descriptor are fsynced before it goes
-        if self._wfd is not None:
-            os.close(self._wfd)
-            self._wfd = self._wfd_identity = None
-
-    def _move_torn_tail(self, fd: int) -> None:
+    def _move_torn_tail(self) -> None:
         """Move what a crashed writer left after the last committed line aside, then cut it.
 
         Those bytes were never acknowledged (a torn final fragment, or the first lines of an
@@ -510,8 +469,7 @@ class SidecarStore(Closing):
         torn = self._tail.uncommitted_bytes()
         kept = aside_path(self._layout.journal, "tail")
         atomic_write(kept, torn)
-        os.ftruncate(fd, self._tail.end)
-        os.fsync(fd)
+        self._appender.cut_to(self._tail.end)
         line = self._tail.lines + 1
         self._tail.refresh()
         warnings.warn(
@@ -550,16 +508,6 @@ class SidecarStore(Closing):
         finally:
             os.close(fd)
         return False
-
-    def _undo_write(self) -> None:
-        """After a failed write or fsync: cut the partial lines, forget the file position."""
-        if self._wfd is not None:
-            try:
-                os.ftruncate(self._wfd, self._tail.end)
-            finally:
-                self._close_writer()
-                self._tail.close()
-                self._fresh = False
 
     def _snapshot_version(self) -> int:
         """Read the snapshot's version (0 without one); only needed when the journal is missing."""
