@@ -9,9 +9,8 @@ segments, content-addressed blobs (:mod:`skillnb.store.blobs`) and a lock file
 Durability: an append writes all its lines with one ``os.write`` on an ``O_APPEND`` descriptor
 and fsyncs them before control returns to the writer, just after letting the writer lock go
 (group commit, see :class:`SidecarStore`); every create and rename is followed by a folder
-fsync. Reads take
-no lock: the journal only grows between compactions, and a compaction replaces it atomically
-(see :mod:`skillnb.store.compaction` for the crash-safe order).
+fsync. Reads take no lock: the journal only grows between compactions, and a compaction
+replaces it atomically (see :mod:`skillnb.store.compaction` for the crash-safe order).
 
 Reading never writes: :meth:`~SidecarStore.exists`, :meth:`~SidecarStore.head`,
 :meth:`~SidecarStore.load`, :meth:`~SidecarStore.read_since`, :meth:`~SidecarStore.history` and
