@@ -110,21 +110,27 @@ def paired(
 ) -> Point:
     """Medians (microseconds) of ``write`` and of the raw write (or another baseline), alternated.
 
-    Alternating keeps both under the same disk conditions (other processes, write-back). Also
-    returns the CPU time per write of each (``time.process_time``): what the code costs, apart
-    from waiting for the disk.
+    Alternating keeps both under the same disk conditions (other processes, write-back), and
+    which of the two goes first alternates too (an fsync right after another may wait for the
+    file system's journal commit of the first). Also returns the CPU time per write of each
+    (``time.process_time``): what the code costs, apart from waiting for the disk.
     """
-    store_times, raw_times, store_cpu, raw_cpu = [], [], 0.0, 0.0
+    store_times: list[float] = []
+    raw_times: list[float] = []
+    cpu = {"store": 0.0, "raw": 0.0}
     baseline = raw.write if isinstance(raw, Raw) else raw
+
+    def timed(name: str, fn: Callable[[int], None], n: int, into: list[float]) -> None:
+        start, began = time.perf_counter(), time.process_time()
+        fn(n)
+        into.append(time.perf_counter() - start)
+        cpu[name] += time.process_time() - began
+
     for n in range(first, first + count):
-        start, cpu = time.perf_counter(), time.process_time()
-        baseline(n)
-        raw_times.append(time.perf_counter() - start)
-        raw_cpu += time.process_time() - cpu
-        start, cpu = time.perf_counter(), time.process_time()
-        write(n)
-        store_times.append(time.perf_counter() - start)
-        store_cpu += time.process_time() - cpu
+        pair = [("raw", baseline, raw_times), ("store", write, store_times)]
+        for name, fn, into in pair if n % 2 else reversed(pair):
+            timed(name, fn, n, into)
+    store_cpu, raw_cpu = cpu["store"], cpu["raw"]
     return Point(
         statistics.median(store_times) * 1e6,
         statistics.median(raw_times) * 1e6,
