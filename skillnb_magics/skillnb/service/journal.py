@@ -213,6 +213,7 @@ class RunJournal:
         expected_version: int | None = None,
         *,
         sync: bool = True,
+        speculative: bool = False,
     ) -> list[Event]:
         """Under the lock: catch up, compare versions, build drafts, append, fold.
 
@@ -220,11 +221,20 @@ class RunJournal:
         is written); it may raise to refuse the operation. ``sync=False`` only for markers
         whose loss costs information, not results (see :meth:`Store.append`).
 
+        ``speculative=True`` (for a ``make`` without side effects, which may be called twice)
+        lets a store that offers ``speculate()`` skip the lock and the catch-up when it
+        believes it saw the head last: the append's compare-and-swap checks that belief, and
+        when it was wrong nothing is written and the commit runs again the usual way.
+
         Raises:
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
         with self._mutex:
+            if speculative:
+                done = self._commit_speculative(make, expected_version, sync)
+                if done is not None:
+                    return done
             self.refresh()  # a run set aside or replaced is reported before any lock is taken
             try:
                 return self._commit_locked(make, expected_version, sync)
@@ -266,6 +276,42 @@ class RunJournal:
                 self.compact_locked()
         self._warn(due)
         mine = events[len(created) :]  # the implicit run.created is nobody's news
+        self._notify(mine)
+        return mine
+
+    def _commit_speculative(
+        self,
+        make: Callable[[RunState], list[EventDraft]],
+        expected_version: int | None,
+        sync: bool,
+    ) -> list[Event] | None:
+        """:meth:`commit` on the store's last seen head; ``None`` when nothing was written."""
+        speculate = getattr(self.store, "speculate", None)
+        if not callable(speculate):
+            return None
+        self._check_usable()
+        with speculate():
+            try:
+                self.refresh()
+                if expected_version is not None and expected_version != self.state.version:
+                    return None  # perhaps only our view is old: the usual path decides
+                drafts = make(self.state)
+                if not drafts:
+                    return None
+                created = []
+                if self.state.version == 0:
+                    created = [self.draft("run.created", run_id=self._new_id)]
+                events = self.store.append(
+                    [*created, *drafts], expected_version=self.state.version, sync=sync
+                )
+            except ConflictError:
+                return None  # another writer moved the run; nothing was written
+        self._fold(events)
+        compact, due = self._capacity()
+        if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
+            self.compact()  # under the lock, as a commit's compaction always is
+        self._warn(due)
+        mine = events[len(created) :]
         self._notify(mine)
         return mine
 

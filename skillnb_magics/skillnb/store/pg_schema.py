@@ -45,7 +45,7 @@ __all__ = [
     "upgrade",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema version this skillnb writes and reads."""
 
 LOCK_CLASS = 0x536B4E62  # "SkNb": the first key of every advisory lock skillnb takes
@@ -120,9 +120,44 @@ END
 $fn$;
 INSERT INTO skillnb_schema (version) VALUES (1);
 """
-# The function spells LOCK_CLASS and CHANNEL out; tests check that they agree.
 
-MIGRATIONS: dict[int, str] = {0: _V1}
+_V2 = """
+DROP FUNCTION skillnb_append(text, bigint, text[], text[], text[], boolean[]);
+CREATE FUNCTION skillnb_append(
+    p_run text, p_expected bigint, p_events text, OUT ok boolean, OUT head bigint
+) LANGUAGE plpgsql AS $fn$
+DECLARE
+    n integer := json_array_length(p_events::json);
+BEGIN
+    PERFORM pg_advisory_xact_lock(1399541346, hashtext(p_run));
+    UPDATE skillnb_runs AS r SET version = p_expected + n, updated_at = now()
+    WHERE r.name = p_run AND r.version = p_expected AND n > 0;
+    IF NOT FOUND THEN
+        SELECT r.version INTO head FROM skillnb_runs AS r WHERE r.name = p_run;
+        IF NOT FOUND THEN
+            head := 0;
+            IF p_expected = 0 AND n > 0 THEN
+                INSERT INTO skillnb_runs (name, version) VALUES (p_run, n);
+            END IF;
+        END IF;
+        IF head <> p_expected OR n = 0 THEN
+            ok := head = p_expected;
+            RETURN;
+        END IF;
+    END IF;
+    INSERT INTO skillnb_events (run, seq, type, at, data, line)
+    SELECT p_run, p_expected + i, e ->> 'type', (e ->> 'at')::timestamptz,
+           CASE WHEN strpos(e::text, '\\u0000') = 0 THEN (e -> 'data')::jsonb END, e::text
+    FROM json_array_elements(p_events::json) WITH ORDINALITY AS u (e, i);
+    PERFORM pg_notify('skillnb_changes', p_run);
+    ok := true;
+    head := p_expected + n;
+END
+$fn$;
+"""
+# The functions spell LOCK_CLASS and CHANNEL out; tests check that they agree.
+
+MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2}
 """SQL that takes the schema from version ``n`` (the key) to ``n + 1``; 0 is an empty database."""
 
 

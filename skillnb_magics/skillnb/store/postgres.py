@@ -43,7 +43,7 @@ from skillnb.store.protocol import Loaded
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
-_APPEND = "SELECT ok, head FROM skillnb_append(%s, %s, %s, %s, %s, %s)"
+_APPEND = "SELECT ok, head FROM skillnb_append(%s, %s, %s)"
 _HISTORY_PAGE = 2000
 
 
@@ -70,6 +70,8 @@ class PostgresStore(Closing):
         self._depth = 0
         self._holder: Conn | None = None
         self._locked_head: int | None = None  # the head, known while this object holds the lock
+        self._known: int | None = None  # the head as this object last saw it (may be stale)
+        self._speculating = False
         self._closed = False
 
     # -- protocol -----------------------------------------------------------------------------
@@ -99,9 +101,35 @@ class PostgresStore(Closing):
         return self._locked()
 
     @contextmanager
+    def speculate(self) -> Iterator[None]:
+        """Trust the head this object last saw, for one read-validate-append sequence.
+
+        Inside the block :meth:`lock` takes no lock, and :meth:`head` and :meth:`read_since`
+        answer from the head this object last saw (after its own append, a read or a
+        conflict), without asking the server, so a writer that is the run's only one commits
+        in one round trip: the append itself. Its compare-and-swap keeps this safe: when
+        another writer moved the run meanwhile, :meth:`append` raises
+        :class:`~skillnb.errors.ConflictError`, writes nothing, and the caller starts again
+        outside the block (see ``RunJournal.commit``).
+        """
+        with self._mutex:
+            self._check_open()
+            if self._depth:  # the lock is held already: its head is exact
+                yield
+                return
+            self._speculating = True
+            try:
+                yield
+            finally:
+                self._speculating = False
+
+    @contextmanager
     def _locked(self) -> Iterator[None]:
         with self._mutex:
             self._check_open()
+            if self._speculating:
+                yield
+                return
             if self._depth == 0:
                 self._holder = self._session.run(self._acquire)
                 self._session.pinned = True
@@ -123,7 +151,7 @@ class PostgresStore(Closing):
             conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, self.name))
             cur = conn.execute("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
         row = cur.fetchone()
-        self._locked_head = int(row[0]) if row else 0
+        self._locked_head = self._known = int(row[0]) if row else 0
         return conn
 
     def _release(self) -> None:
@@ -143,8 +171,11 @@ class PostgresStore(Closing):
         with self._mutex:
             if self._locked_head is not None:
                 return self._locked_head
-        row = self._one("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
-        return int(row[0]) if row else 0
+            if self._speculating and self._known is not None:
+                return self._known
+            row = self._one("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
+            self._known = int(row[0]) if row else 0
+            return self._known
 
     def load(self) -> Loaded:
         """Read the latest snapshot and every committed event after it.
@@ -169,20 +200,27 @@ class PostgresStore(Closing):
                 ).fetchall()
             return snapshot, [decode_event(self.location, int(s), str(line)) for s, line in rows]
 
-        snapshot, events = self._call(read)
+        with self._mutex:
+            snapshot, events = self._call(read)
+            self._known = events[-1].seq if events else snapshot.version if snapshot else 0
         return Loaded(snapshot=snapshot, events=events)
 
     def read_since(self, version: int) -> list[Event]:
         """Return the events with ``seq > version``, oldest first (never ``None``: none drop)."""
         with self._mutex:
-            if self._locked_head is not None and version >= self._locked_head:
+            known = self._locked_head
+            if known is None and self._speculating:
+                known = self._known
+            if known is not None and version >= known:
                 return []
-        rows = self._call(
-            lambda c: c.execute(
-                "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq > %s ORDER BY seq",
-                (self.name, max(version, 0)),
-            ).fetchall()
-        )
+            rows = self._call(
+                lambda c: c.execute(
+                    "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq > %s ORDER BY seq",
+                    (self.name, max(version, 0)),
+                ).fetchall()
+            )
+            if rows:
+                self._known = int(rows[-1][0])
         return [decode_event(self.location, int(s), str(line)) for s, line in rows]
 
     def append(
@@ -206,20 +244,16 @@ class PostgresStore(Closing):
         ]
         # The journal's own encoding: same JSON and size checks, same text as a sidecar line.
         lines = [event_text(e).decode("utf-8") for e in events]
-        params = (
-            self.name,
-            expected_version,
-            [e.type for e in events],
-            [e.at.isoformat() for e in events],
-            lines,
-            ["\\u0000" not in line for line in lines],
-        )
+        # One text parameter, a JSON array of the lines: the server keeps each line's text
+        # as it is (json, not jsonb), and one string costs the driver far less than arrays.
+        params = (self.name, expected_version, "[" + ",".join(lines) + "]")
 
         def write(conn: Conn) -> int:
             row = conn.execute(_APPEND, params).fetchone()
             if row is None:  # pragma: no cover - the function always returns a row
                 raise StoreCorrupted(self.location, "skillnb_append returned nothing")
             ok, head = bool(row[0]), int(row[1])
+            self._known = head
             if not ok:
                 raise ConflictError(expected_version, head)
             return head
@@ -235,6 +269,7 @@ class PostgresStore(Closing):
 
         with self._mutex:
             head = self._call(write, recover)
+            self._known = head
             if self._locked_head is not None:
                 self._locked_head = head
         return events
