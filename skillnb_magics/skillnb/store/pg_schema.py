@@ -15,11 +15,17 @@ Tables (all prefixed ``skillnb_``):
     the compacted state of a run at a version (``body`` exact, ``state`` JSONB).
 ``skillnb_blobs``
     content-addressed large values, shared by all runs: ``ref`` is ``sha256:<hex>``.
+``skillnb_items`` (version 2)
+    the items of every batch with who holds each and until when: consumers on any machine
+    take the next free item with ``SELECT ... FOR UPDATE SKIP LOCKED`` (``skillnb_take_item``),
+    so they never wait for each other to pick one. ``done`` follows the journal: the append
+    that records ``batch.item_done`` sets it in the same transaction.
 
 ``skillnb_append(...)`` commits one append in one statement: it takes the run's
 transaction-scoped advisory lock, compares the run's version with the expected one, inserts
-the events, moves the version and sends ``NOTIFY skillnb_changes`` with the run name. One
-statement is one transaction, so a failure leaves nothing half-written.
+the events (given as one JSON array of journal lines, each kept as its exact text), moves the
+version and sends ``NOTIFY skillnb_changes`` with the run name. One statement is one
+transaction, so a failure leaves nothing half-written.
 
 :func:`upgrade` creates or migrates the schema (``skillnb db upgrade URL``); :func:`check`
 refuses a database whose schema is newer than this skillnb knows, and one that is older with
@@ -149,9 +155,46 @@ BEGIN
     SELECT p_run, p_expected + i, e ->> 'type', (e ->> 'at')::timestamptz,
            CASE WHEN strpos(e::text, '\\u0000') = 0 THEN (e -> 'data')::jsonb END, e::text
     FROM json_array_elements(p_events::json) WITH ORDINALITY AS u (e, i);
+    IF strpos(p_events, '"type":"batch.item_done"') > 0 THEN
+        UPDATE skillnb_items AS t SET done = true, owner = NULL, owner_name = NULL, until = NULL
+        FROM json_array_elements(p_events::json) AS e
+        WHERE e ->> 'type' = 'batch.item_done' AND t.run = p_run
+          AND t.batch = e -> 'data' ->> 'batch' AND t.item = e -> 'data' ->> 'item';
+    END IF;
     PERFORM pg_notify('skillnb_changes', p_run);
     ok := true;
     head := p_expected + n;
+END
+$fn$;
+CREATE TABLE skillnb_items (
+    run text NOT NULL REFERENCES skillnb_runs (name),
+    batch text NOT NULL,
+    item text NOT NULL,
+    pos integer NOT NULL,
+    done boolean NOT NULL DEFAULT false,
+    owner text,
+    owner_name text,
+    until timestamptz,
+    PRIMARY KEY (run, batch, item)
+);
+CREATE INDEX skillnb_items_open ON skillnb_items (run, batch, pos) WHERE NOT done;
+CREATE FUNCTION skillnb_take_item(
+    p_run text, p_batch text, p_owner text, p_name text, p_lease double precision,
+    p_skip text, OUT taken text
+) LANGUAGE plpgsql AS $fn$
+BEGIN
+    -- A claim lost in a crash only frees its item again: no need to wait for the disk.
+    SET LOCAL synchronous_commit = off;
+    SELECT t.item INTO taken FROM skillnb_items AS t
+    WHERE t.run = p_run AND t.batch = p_batch AND NOT t.done
+      AND (t.owner IS NULL OR t.until < now() OR t.owner = p_owner)
+      AND t.item NOT IN (SELECT json_array_elements_text(p_skip::json))
+    ORDER BY t.pos LIMIT 1 FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        UPDATE skillnb_items AS t SET owner = p_owner, owner_name = p_name,
+            until = now() + make_interval(secs => p_lease)
+        WHERE t.run = p_run AND t.batch = p_batch AND t.item = taken;
+    END IF;
 END
 $fn$;
 """

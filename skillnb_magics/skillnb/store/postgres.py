@@ -33,6 +33,7 @@ from skillnb.core.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
 from skillnb.store.journal import event_text
+from skillnb.store.pg_items import ItemRows
 from skillnb.store.pg_listen import ChangeListener
 from skillnb.store.pg_rows import decode_event, decode_snapshot
 from skillnb.store.pg_schema import CHANNEL, LOCK_CLASS
@@ -364,6 +365,10 @@ class PostgresStore(Closing):
 
     def __repr__(self) -> str:
         return f"PostgresStore({self._session.location!r}, {self.name!r})"
+
+    def item_rows(self, batch: str) -> ItemRows:
+        """The rows of batch ``batch``'s items: who holds which (``SKIP LOCKED`` claims)."""
+        return ItemRows(self._call, self.name, batch)
 
     # -- live updates -------------------------------------------------------------------------
 
