@@ -50,25 +50,26 @@ def test_a_formalize_after_the_writers_own_write_is_one_statement(
         for n in range(1, 4):
             run.formalize("k", n)
     assert len(sent) == 3
-    assert all(s.startswith("SELECT ok, head FROM skillnb_append(") for s in sent)
+    assert all("FROM skillnb_append(" in s for s in sent)
     other = _open(pg_server.url, name)
     assert [f.value for f in other.fact_history("k")] == [0, 1, 2, 3]
     assert other.version == run.version == 5  # run.created and four facts
 
 
-def test_another_writer_in_between_sends_the_write_the_usual_way_once(
+def test_another_writer_in_between_costs_one_more_statement_and_no_read(
     pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = run_name("stale")
     mine, theirs = _open(pg_server.url, name), _open(pg_server.url, name)
     mine.formalize("k", 1)
-    theirs.formalize("k", 2)  # mine's idea of the head is now one behind
+    theirs.formalize("k", 2)  # mine's idea of the head is now two behind
     theirs.formalize("other", "x")
     with statements(monkeypatch) as sent:
         fact = mine.formalize("k", 3)
-    appends = [s for s in sent if "skillnb_append" in s]
-    assert len(appends) == 2  # refused on the stale head (nothing written), then committed
-    assert any("pg_advisory_lock" in s for s in sent)  # the second time under the lock
+    # Refused on the stale head (nothing written), with the two events it missed; then
+    # committed after them, without a read of its own.
+    assert len(sent) == 2
+    assert all("skillnb_append" in s for s in sent)
     assert fact.version == 3  # numbered after theirs, which it saw before writing
     check = _open(pg_server.url, name)
     assert [f.value for f in check.fact_history("k")] == [1, 2, 3]
@@ -106,3 +107,22 @@ def test_a_run_created_by_two_writers_at_once_gets_one_run_created_event(
     events = list(_open(pg_server.url, name).store.history())
     assert [e.type for e in events] == ["run.created", "fact.formalized", "fact.formalized"]
     assert second.id == first.id
+
+
+def test_far_behind_it_reads_what_it_missed_and_still_writes_once(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = run_name("far")
+    mine, theirs = _open(pg_server.url, name), _open(pg_server.url, name)
+    mine.formalize("k", 0)
+    for n in range(150):  # more than a refusal brings back
+        theirs.formalize(f"t{n}", n)
+    with statements(monkeypatch) as sent:
+        fact = mine.formalize("k", 1)
+    assert sum("skillnb_append" in s for s in sent) == 2
+    assert any(s.startswith("SELECT seq, line FROM skillnb_events") for s in sent)
+    assert fact.version == 2
+    assert mine.fact("t149").value == 149
+    check = _open(pg_server.url, name)
+    assert check.version == 153  # run.created, k, 150 facts of theirs, k again
+    assert [f.value for f in check.fact_history("k")] == [0, 1]

@@ -130,7 +130,8 @@ INSERT INTO skillnb_schema (version) VALUES (1);
 _V2 = """
 DROP FUNCTION skillnb_append(text, bigint, text[], text[], text[], boolean[]);
 CREATE FUNCTION skillnb_append(
-    p_run text, p_expected bigint, p_events text, OUT ok boolean, OUT head bigint
+    p_run text, p_expected bigint, p_events text,
+    OUT ok boolean, OUT head bigint, OUT missed text[]
 ) LANGUAGE plpgsql AS $fn$
 DECLARE
     n integer := json_array_length(p_events::json);
@@ -148,6 +149,12 @@ BEGIN
         END IF;
         IF head <> p_expected OR n = 0 THEN
             ok := head = p_expected;
+            IF head > p_expected AND head - p_expected <= 100 THEN
+                -- What the writer missed, so that it catches up without asking again.
+                SELECT array_agg(v.line ORDER BY v.seq) INTO missed
+                FROM skillnb_events AS v
+                WHERE v.run = p_run AND v.seq > p_expected AND v.seq <= head;
+            END IF;
             RETURN;
         END IF;
     END IF;

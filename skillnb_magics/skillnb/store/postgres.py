@@ -44,7 +44,7 @@ from skillnb.store.protocol import Loaded
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
-_APPEND = "SELECT ok, head FROM skillnb_append(%s, %s, %s)"
+_APPEND = "SELECT ok, head, missed FROM skillnb_append(%s, %s, %s)"
 _HISTORY_PAGE = 2000
 
 
@@ -73,6 +73,7 @@ class PostgresStore(Closing):
         self._locked_head: int | None = None  # the head, known while this object holds the lock
         self._known: int | None = None  # the head as this object last saw it (may be stale)
         self._speculating = False
+        self._missed: tuple[int, list[str]] | None = None  # lines after a version, from a conflict
         self._closed = False
 
     # -- protocol -----------------------------------------------------------------------------
@@ -214,6 +215,9 @@ class PostgresStore(Closing):
                 known = self._known
             if known is not None and version >= known:
                 return []
+            missed = self._take_missed(version)
+            if missed is not None:
+                return missed
             rows = self._call(
                 lambda c: c.execute(
                     "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq > %s ORDER BY seq",
@@ -256,6 +260,8 @@ class PostgresStore(Closing):
             ok, head = bool(row[0]), int(row[1])
             self._known = head
             if not ok:
+                if row[2]:  # the events it missed, so that catching up asks nothing more
+                    self._missed = (expected_version, [str(line) for line in row[2]])
                 raise ConflictError(expected_version, head)
             return head
 
@@ -308,6 +314,21 @@ class PostgresStore(Closing):
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.name))
 
         self._call(write)
+
+    def _take_missed(self, version: int) -> list[Event] | None:
+        """The events after ``version`` that a refused append brought back, if they are all.
+
+        Used once: they were the whole tail when the conflict was answered; a later read
+        asks the server again.
+        """
+        missed, self._missed = self._missed, None
+        if missed is None:
+            return None
+        after, lines = missed
+        if after > version or after + len(lines) <= version:
+            return None
+        events = [decode_event(self.location, after + i, line) for i, line in enumerate(lines, 1)]
+        return events[version - after :]
 
     def history(self) -> Iterator[Event]:
         """Every committed event from version 1, oldest first, read a page at a time."""
