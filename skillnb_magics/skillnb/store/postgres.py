@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillnb.core.closing import Closing
 from skillnb.core.records import Event, EventDraft, RunState
@@ -40,6 +40,9 @@ from skillnb.store.pg_schema import CHANNEL, LOCK_CLASS
 from skillnb.store.pg_session import Conn, PgSession, Retry
 from skillnb.store.pg_url import validate_run_name
 from skillnb.store.protocol import Loaded
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
 
 __all__ = ["PostgresStore"]
 
@@ -55,17 +58,27 @@ class PostgresStore(Closing):
         url: ``postgresql://user:password@host:port/db?...`` (the password is never shown).
         name: the run's name in that database, e.g. ``market/weekly``.
         retry: the backoff policy for transient failures.
+        pool: borrow the connection from this pool (see :mod:`skillnb.store.pg_pool`)
+            instead of opening one; it goes back when the store closes.
 
     Raises:
         ValueError: ``name`` is empty, too long or holds control characters.
 
     """
 
-    def __init__(self, url: str, name: str, *, retry: Retry | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        retry: Retry | None = None,
+        pool: ConnectionPool | None = None,
+    ) -> None:
         self.name = validate_run_name(name)
         self._url = url
         self._retry = retry
-        self._session = PgSession(url, retry=retry)
+        self._pool = pool
+        self._session = PgSession(url, retry=retry, pool=pool)
         self._listener = ChangeListener(url, self.name, retry)
         self._mutex = threading.RLock()
         self._depth = 0
@@ -395,7 +408,7 @@ class PostgresStore(Closing):
 
     def watcher(self) -> PostgresStore:
         """Another store object on the same run, with its own connections (for another thread)."""
-        return PostgresStore(self._url, self.name, retry=self._retry)
+        return PostgresStore(self._url, self.name, retry=self._retry, pool=self._pool)
 
     def wait_for_change(self, version: int, timeout: float) -> int:
         """Block until the run's head passes ``version`` or ``timeout`` seconds pass.
