@@ -15,6 +15,10 @@ Tables (all prefixed ``skillnb_``):
     the compacted state of a run at a version (``body`` exact, ``state`` JSONB).
 ``skillnb_blobs``
     content-addressed large values, shared by all runs: ``ref`` is ``sha256:<hex>``.
+``skillnb_listeners`` (version 2, unlogged)
+    who listens for which run's changes (backend pid). An append notifies only when someone
+    listens: a ``NOTIFY`` serialises every notifying commit of the server through its disk
+    flush, which writers that nobody watches need not pay.
 ``skillnb_items`` (version 2)
     the items of every batch with who holds each and until when: consumers on any machine
     take the next free item with ``SELECT ... FOR UPDATE SKIP LOCKED`` (``skillnb_take_item``),
@@ -168,11 +172,19 @@ BEGIN
         WHERE e ->> 'type' = 'batch.item_done' AND t.run = p_run
           AND t.batch = e -> 'data' ->> 'batch' AND t.item = e -> 'data' ->> 'item';
     END IF;
-    PERFORM pg_notify('skillnb_changes', p_run);
+    IF EXISTS (SELECT 1 FROM skillnb_listeners AS l WHERE l.run = p_run) THEN
+        PERFORM pg_notify('skillnb_changes', p_run);
+    END IF;
     ok := true;
     head := p_expected + n;
 END
 $fn$;
+CREATE UNLOGGED TABLE skillnb_listeners (
+    run text NOT NULL,
+    pid integer NOT NULL,
+    since timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (run, pid)
+);
 CREATE TABLE skillnb_items (
     run text NOT NULL REFERENCES skillnb_runs (name),
     batch text NOT NULL,
