@@ -340,6 +340,8 @@ class PostgresStore(Closing):
         after, lines = missed
         if after > version or after + len(lines) <= version:
             return None
+        if self._locked_head is not None and after + len(lines) < self._locked_head:
+            return None  # more was written since: under the lock, read it all
         events = [decode_event(self.location, after + i, line) for i, line in enumerate(lines, 1)]
         return events[version - after :]
 
