@@ -18,7 +18,10 @@ baseline measured in the same run:
   inserts at once; and into a run each;
 * ``claim + done``: four processes consuming one 400-item batch whose body does nothing,
   items per second (each item: take with ``FOR UPDATE SKIP LOCKED``, then a durable
-  ``batch.item_done``), against one process alone;
+  ``batch.item_done``), against one process alone; then with a body that sleeps 5 ms (the
+  goal: four at least three times one). With an empty body the completions of one run, each
+  a commit that waits for the disk under the run's lock, set the pace whatever the number
+  of consumers;
 * ``LangGraph PostgresSaver``: one step of a one-node graph adding a key to a dict channel,
   checkpointed by LangGraph's own PostgreSQL saver on the same server (a reference line).
 
@@ -225,22 +228,30 @@ def bench_writers(url: str, mode: str, seconds: float = 4.0, *, one_run: bool = 
 
 _CONSUMER = textwrap.dedent(
     """
-    import sys
+    import sys, time
     from skillnb.run import open_run
-    url, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    url, name, n, body = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     run = open_run(store=url, name=name, memory=False)
     items = run.items("tickets", [f"t{i:05}" for i in range(n)])  # declared now
     print("ready", flush=True)
     sys.stdin.readline()
-    print(sum(1 for _ in items), flush=True)
+    done = 0
+    for _ in items:
+        if body:
+            time.sleep(body)
+        done += 1
+    print(done, flush=True)
     """
 )
 
 
-def bench_claims(url: str, consumers: int, items: int = ITEMS) -> float:
-    """Items per second of ``consumers`` processes sharing one batch (claim + done per item)."""
-    name = f"bench/claims-{consumers}"
-    with started(_CONSUMER, [[url, name, str(items)]] * consumers) as procs:
+def bench_claims(url: str, consumers: int, body: float = 0.0, items: int = ITEMS) -> float:
+    """Items per second of ``consumers`` processes sharing one batch (claim + done per item).
+
+    ``body``: seconds each item's body sleeps (0: the claim and the completion alone).
+    """
+    name = f"bench/claims-{consumers}-{body}"
+    with started(_CONSUMER, [[url, name, str(items), str(body)]] * consumers) as procs:
         start = time.perf_counter()
         done = go(procs, 600)
         elapsed = time.perf_counter() - start
@@ -321,6 +332,7 @@ def measure(url: str) -> list[Row]:
     own_runs = bench_writers(url, "store", one_run=False)
     raw_writers = bench_writers(url, "raw")
     one, four = bench_claims(url, 1), bench_claims(url, 4)
+    slow_one, slow_four = bench_claims(url, 1, 0.005), bench_claims(url, 4, 0.005)
     insert = "raw INSERT+COMMIT"
     rows = [
         row(NAME, "formalize (Run, durable)", formalize.store, "us", baseline=formalize.raw,
@@ -335,6 +347,8 @@ def measure(url: str) -> list[Row]:
             baseline_name="4 raw inserters"),
         row(NAME, "claim + done, 4 consumers", four, "items/s", baseline=one,
             baseline_name="1 consumer"),
+        row(NAME, "4 consumers, 5 ms body", slow_four, "items/s", baseline=slow_one,
+            baseline_name="1 consumer", target=">= 3"),
     ]  # fmt: skip
     if langgraph is not None:
         rows.append(
@@ -360,7 +374,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     print(
         "raw: a single-row INSERT + COMMIT on the same server, alternated write for write; "
         "4 writers: four processes formalizing at once vs four doing raw inserts; "
-        "claim + done: a 400-item batch with an empty body"
+        "claim + done: a 400-item batch with an empty body, then with a 5 ms one"
     )
     return rows
 
