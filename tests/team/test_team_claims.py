@@ -166,3 +166,22 @@ def test_a_consumer_killed_on_another_host_has_its_item_done_after_its_lease(
         assert json.dumps(sorted(run.snapshot.batches["tickets"].done)) == json.dumps(
             [f"t{i:03}" for i in range(6)]
         )
+
+
+def test_a_pushed_run_half_through_a_batch_goes_on_with_the_rest_only(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    from skillnb.store import SidecarStore
+    from skillnb.store.transfer import copy_run
+
+    folder = tmp_path / "state"
+    with skillnb.open_run(state_dir=folder, memory=False) as run:
+        for item in run.items("docs", ["a", "b", "c", "d"]):
+            if item == "c":
+                break
+    name = run_name("pushed")
+    with SidecarStore(folder) as source, PostgresStore(pg_server.url, name) as target:
+        copy_run(source, target)
+    with skillnb.open_run(store=pg_server.url, name=name, memory=False) as run:
+        assert list(run.items("docs", ["a", "b", "c", "d"])) == ["c", "d"]  # rows follow it
+        assert run.snapshot.batches["docs"].done == ["a", "b", "c", "d"]
