@@ -189,16 +189,28 @@ class _Beater:
         self._due: dict[Heartbeat, float] = {}
         self._beating: Heartbeat | None = None
         self._thread: threading.Thread | None = None
+        self._idle = DEFAULT_LEASE / 6
+        """How long the idle thread sleeps between looks (half the shortest interval seen)."""
 
     def add(self, beat: Heartbeat) -> None:
+        """Renew ``beat`` every interval from now on.
+
+        The thread is woken only when it would look too late otherwise (waking it costs a
+        short step a thread switch): it sleeps until the earliest renewal due, or, idle,
+        half the shortest interval seen, so it finds a new heartbeat before its first renewal.
+        """
         with self._cond:
-            self._due[beat] = time.monotonic() + beat.interval
+            due = time.monotonic() + beat.interval
+            earliest = min(self._due.values(), default=math.inf)
+            self._due[beat] = due
+            if due < earliest < math.inf or beat.interval / 2 < self._idle:
+                self._idle = min(self._idle, beat.interval / 2)
+                self._cond.notify_all()
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="skillnb-heartbeat", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify_all()
 
     def remove(self, beat: Heartbeat) -> None:
         with self._cond:
@@ -210,7 +222,7 @@ class _Beater:
         with self._cond:
             while True:
                 if not self._due:
-                    self._cond.wait()
+                    self._cond.wait(self._idle)
                     continue
                 beat = min(self._due, key=self._due.__getitem__)
                 left = self._due[beat] - time.monotonic()

@@ -261,9 +261,11 @@ class RunJournal:
                 [*created, *drafts], expected_version=self.state.version, sync=sync
             )
             self._fold(events)
-            compact, due = self._capacity()
-            if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
-                self.compact_locked()
+            due: Mapping[str, str] = {}
+            if sync:  # a marker's few bytes are counted with the durable append after it
+                compact, due = self._capacity()
+                if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
+                    self.compact_locked()
         self._warn(due)
         mine = events[len(created) :]  # the implicit run.created is nobody's news
         self._notify(mine)
