@@ -157,7 +157,7 @@ def test_force_runs_again_and_an_equal_value_records_no_version(folder: Path) ->
 
 
 COUNT = """
-import os
+import os, threading
 from skillnb.jupyter.extension import current_session
 store = current_session(get_ipython()).run.journal.store
 appends, fsyncs = [], []
@@ -167,8 +167,9 @@ def append(drafts, **kwargs):
     appends.append(([d.type for d in drafts], kwargs.get('sync', True)))
     return _append(drafts, **kwargs)
 
-def fsync(fd):
-    fsyncs.append(fd)
+def fsync(fd):  # on the cell's own thread (the skill memory is written by another one)
+    if threading.current_thread() is threading.main_thread():
+        fsyncs.append(fd)
     return _fsync(fd)
 
 store.append, os.fsync = append, fsync
@@ -192,3 +193,29 @@ def test_a_forced_formalize_costs_one_durable_append(folder: Path) -> None:
         [["fact.formalized", "step.committed"], True],  # the one durable append
     ]
     assert fsyncs == 1
+
+
+def test_a_firing_gate_costs_one_durable_append(folder: Path) -> None:
+    workflow = (
+        "%%workflow\nworkflow:\n  name: cells_fire\n  states: [a, b]\n"
+        "  transitions:\n    - {from: a, to: b, trigger: go}\n"
+    )
+    cells = run_notebook(
+        folder,
+        "%load_ext skillnb\nimport json",
+        workflow,
+        COUNT,
+        "%%gate go\nmoved = True",
+        REPORT,
+    )
+    assert not any(errors(c) for c in cells)
+    appends, fsyncs = json.loads(printed(cells[4]))
+    assert [sync for _, sync in appends] == [False, True]
+    assert appends[0][0] == ["step.started"]
+    assert "transition.fired" in appends[1][0]
+    assert appends[1][0][-1] == "step.committed"
+    assert fsyncs == 1
+    memory = skillnb.SkillMemory("cells_fire", root=folder / "home")
+    last = memory.get_last_operation()  # written by the kernel's memory thread by its exit
+    assert last is not None
+    assert last["action"] == "transition"

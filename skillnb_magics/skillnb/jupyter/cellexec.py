@@ -110,6 +110,7 @@ class Body:
         self._name: str | None = None
         self._tree: ast.Module | None = None
         self._error: BaseException | None = None
+        self._muted: bool | None = None
 
     @property
     def name(self) -> str:
@@ -150,10 +151,13 @@ class Body:
     @property
     def muted(self) -> bool:
         """The body ends with ``;``: its last expression is not shown."""
-        try:
-            return bool(self.shell.displayhook.semicolon_at_end_of_expression(self.code))
-        except Exception:  # noqa: BLE001  # untokenizable: it will not run either
-            return False
+        if self._muted is None:
+            try:
+                ends = self.shell.displayhook.semicolon_at_end_of_expression(self.code)
+            except Exception:  # noqa: BLE001  # untokenizable: it will not run either
+                ends = False
+            self._muted = bool(ends)
+        return self._muted
 
     def needs_loop(self) -> bool:
         """The body awaits at top level, so it needs IPython's coroutine runner."""
