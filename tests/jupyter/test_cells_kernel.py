@@ -91,13 +91,23 @@ def test_a_semicolon_mutes_the_body_as_in_any_cell(folder: Path) -> None:
     assert results(cells[4]) == ["([1, 2], 'hello\\n')"]
 
 
+DEEPEST = """
+import linecache, sys
+tb = sys.last_traceback
+while tb.tb_next is not None:
+    tb = tb.tb_next
+line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
+print(type(sys.last_value).__name__, tb.tb_lineno, line)
+"""
+
+
 def test_a_traceback_points_at_the_line_of_the_users_cell(folder: Path) -> None:
     cells = run_notebook(
         folder,
         "%load_ext skillnb",
         "%%formalize broken\nx = 1\ny = 0\nx / y",
         "\n%%gate --name broken\nvalue = 1\n\nraise ValueError(f'no {value}')",
-        "import sys; sys.last_value",
+        DEEPEST,
     )
     shown, short = errors(cells[1])
     assert "ZeroDivisionError" in shown
@@ -108,6 +118,7 @@ def test_a_traceback_points_at_the_line_of_the_users_cell(folder: Path) -> None:
     assert "Cell In[3], line 5" in shown  # the blank line above %%gate counts
     assert "----> 5 raise ValueError(f'no {value}')" in shown
     assert "gate broken: nothing recorded" in short
+    assert printed(cells[3]) == "ValueError 5 raise ValueError(f'no {value}')\n"  # for %debug
     run = skillnb.open_run(folder / "work.ipynb", memory=False)
     assert run.fact("broken") is None  # a failed body records no fact
     assert run.journal.state.steps["gate:broken"].status == "failed"
