@@ -380,11 +380,10 @@ class RunJournal:
         return self._memory
 
     def flush_memory(self) -> None:
-        """Wait until what :meth:`remember` queued is in the skill memory file."""
-        if self._memory is not None:
-            from skillnb.service import memorylog
+        """Wait until what :meth:`remember` queued (any run of this process) is on disk."""
+        from skillnb.service import memorylog
 
-            memorylog.flush()
+        memorylog.flush()
 
     def forget_memory(self) -> None:
         """Drop the cached skill memory (the workflow, hence the skill, changed)."""
