@@ -5,8 +5,9 @@ folder with a temporary ``SKILLNB_HOME``; times are medians. The variants are sa
 (one sample of each, then the next round), so a load that comes and goes hits them alike.
 Baselines are measured in the same run:
 
-* a plain cell through the same IPython shell (``shell.run_cell``): a magic's *overhead* is its
-  cell time minus this;
+* a plain cell through the same IPython shell (``shell.run_cell``, the extension loaded with
+  ``SkillNB.suggest = "off"``, so it offers nothing to keep): a magic's *overhead* is its cell
+  time minus this;
 * a raw durable write: ``os.write`` + ``os.fsync`` of the very bytes the magic appended to the
   journal (read back from it), on an ``O_APPEND`` file in the same folder;
 * a bare IPython start in a fresh subprocess.
@@ -58,6 +59,7 @@ def shell_in(folder: Path) -> InteractiveShell:
     os.environ["SKILLNB_NOTEBOOK"] = str(folder / "bench.ipynb")
     shell.run_line_magic("load_ext", "skillnb")
     shell.run_line_magic("config", 'SkillNB.verbosity = "quiet"')
+    shell.run_line_magic("config", 'SkillNB.suggest = "off"')  # the plain cell is the floor
     return shell
 
 

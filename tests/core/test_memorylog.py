@@ -96,3 +96,36 @@ def test_a_short_step_starts_no_thread(tmp_path: Path) -> None:
         for i in range(5):
             run.run_gated(None, lambda: None, key=f"gate:{i}")
         assert {t.ident for t in threading.enumerate()} <= before
+
+
+def test_record_many_is_recording_one_by_one(tmp_path: Path) -> None:
+    one = skillnb.SkillMemory("memlog_same", root=tmp_path / "one", max_history=3)
+    many = skillnb.SkillMemory("memlog_same", root=tmp_path / "many", max_history=3)
+    records = [
+        {"action": f"a{i}", "summary": f"s{i}", "ids": {"n": i, f"k{i}": i}, "files": [f"f{i}"]}
+        for i in range(6)
+    ]
+    for record in records:
+        one.record(**record)
+    many.record_many(records)
+    for memory in (one, many):
+        last = memory.get_last_operation()
+        assert last is not None
+        assert last["summary"] == "s5"
+    assert [op["summary"] for op in many.get_history(10)] == ["s4", "s3", "s2"]
+    assert many.key_ids == one.key_ids == {"n": 5, **{f"k{i}": i for i in range(6)}}
+
+
+def test_a_bad_record_in_a_burst_loses_only_itself(tmp_path: Path) -> None:
+    memory = skillnb.SkillMemory("memlog_burst", root=tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        memorylog.submit(memory, action="first", summary="1")
+        memorylog.submit(memory, action="", summary="bad")
+        memorylog.submit(memory, action="third", summary="3")
+        memorylog.flush()
+    assert [w.category for w in caught] == [MemoryWriteWarning]
+    last = memory.get_last_operation()
+    assert last is not None
+    assert last["action"] == "third"
+    assert memory.get_history(5)[0]["action"] == "first"

@@ -3,7 +3,8 @@
 A run tells its skill memory what it did (a transition fired, an approval given, ...). A
 memory record rewrites the skill's JSON file under a lock and fsyncs it and its folder: three
 fsyncs, more than the durable append of the step that caused it. So :func:`submit` only
-queues the record, and one daemon thread per process writes the queue in order. The journal
+queues the record, and one daemon thread per process writes the queue in order (records queued
+meanwhile for the same skill in one write: a burst of gated cells costs one). The journal
 stays the durable truth; the memory is what a later session reads to know where this one
 stopped.
 
@@ -66,20 +67,39 @@ class _Writer:
                 while not self._queue:
                     self._cond.wait()
                 memory, record = self._queue.popleft()
+                batch = [record]
+                while self._queue and self._queue[0][0].path == memory.path:
+                    batch.append(self._queue.popleft()[1])
                 self._busy = True
                 self._cond.release()
                 try:
-                    memory.record(**record)
-                except Exception as exc:  # noqa: BLE001  # reported; the run goes on
-                    warnings.warn(
-                        f"skill memory {memory.skill_name!r} not updated: {exc}",
-                        MemoryWriteWarning,
-                        stacklevel=1,
-                    )
+                    _write(memory, batch)
                 finally:
                     self._cond.acquire()
                     self._busy = False
                     self._cond.notify_all()
+
+
+def _write(memory: SkillMemory, batch: list[dict[str, Any]]) -> None:
+    """Write ``batch`` in one go; when that fails, each record alone (a bad one is reported)."""
+    try:
+        memory.record_many(batch)
+        return
+    except Exception as exc:  # noqa: BLE001  # reported below; the run goes on
+        if len(batch) == 1:
+            _report(memory, exc)
+            return
+    for record in batch:
+        try:
+            memory.record(**record)
+        except Exception as exc:  # noqa: BLE001  # reported; the run goes on
+            _report(memory, exc)
+
+
+def _report(memory: SkillMemory, exc: Exception) -> None:
+    warnings.warn(
+        f"skill memory {memory.skill_name!r} not updated: {exc}", MemoryWriteWarning, stacklevel=1
+    )
 
 
 _writer: _Writer | None = None
