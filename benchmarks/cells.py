@@ -122,13 +122,14 @@ def cells(folder: Path, repeat: int) -> tuple[dict[str, float], dict[str, float]
         run_cell(shell, GO)
         run_cell(shell, BACK)
 
+    # Each raw write comes just before its magic, after a variant that writes nothing.
     variants: dict[str, Callable[[], object]] = {
         "plain cell": lambda: run_cell(shell, "x = 42\nx;"),
-        "raw write+fsync (formalize bytes)": raw_write_fsync(folder, "raw1", forced),
-        "raw write+fsync (gate bytes)": raw_write_fsync(folder, "raw2", fired),
-        "%%formalize --force": lambda: run_cell(shell, FORCE),
         "%%formalize (restored)": lambda: run_cell(shell, RESTORED),
+        "raw write+fsync (formalize bytes)": raw_write_fsync(folder, "raw1", forced),
+        "%%formalize --force": lambda: run_cell(shell, FORCE),
         "%%gate (done, fast-forward)": lambda: run_cell(shell, DONE),
+        "raw write+fsync (gate bytes)": raw_write_fsync(folder, "raw2", fired),
         "%%gate (fires, 2 cells)": loop,
     }
     results, cpu = sample(variants, repeat)
