@@ -137,9 +137,17 @@ class Claims:
         self.journal.commit(make)
 
     @contextmanager
-    def heartbeat(self, keys: Callable[[], list[str]]) -> Iterator[Heartbeat]:
-        """Renew the claims ``keys()`` names every third of a lease while the block runs."""
-        beat = Heartbeat(self, keys)
+    def heartbeat(
+        self,
+        keys: Callable[[], list[str]],
+        renew: Callable[[list[str]], None] | None = None,
+    ) -> Iterator[Heartbeat]:
+        """Renew the claims ``keys()`` names every third of a lease while the block runs.
+
+        ``renew`` renews claims kept elsewhere than in the journal (a store's item rows);
+        by default :meth:`renew`.
+        """
+        beat = Heartbeat(self, keys, renew)
         beat.start()
         try:
             yield beat
@@ -154,8 +162,14 @@ class Heartbeat:
     at the first one, idle while none runs), so a short step costs no thread start.
     """
 
-    def __init__(self, claims: Claims, keys: Callable[[], list[str]]) -> None:
+    def __init__(
+        self,
+        claims: Claims,
+        keys: Callable[[], list[str]],
+        renew: Callable[[list[str]], None] | None = None,
+    ) -> None:
         self._claims = claims
+        self._renew = renew or claims.renew
         self._keys = keys
         self.interval = claims.lease / 3
         """Seconds between renewals."""
@@ -176,7 +190,7 @@ class Heartbeat:
         if not keys:
             return
         try:
-            self._claims.renew(keys)
+            self._renew(keys)
         except (SkillnbError, OSError) as exc:
             self.error = exc
 
