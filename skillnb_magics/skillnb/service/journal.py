@@ -209,6 +209,7 @@ class RunJournal:
                 self._closed = True
                 self._listeners.clear()
                 self.store.close()
+        self.flush_memory()  # what this run remembered is on disk when it is closed
 
     def stored_workflow(self) -> Workflow | None:
         """The workflow definition recorded in the run, rebuilt as plain data."""
@@ -292,9 +293,11 @@ class RunJournal:
                 [*created, *drafts], expected_version=self.state.version, sync=sync
             )
             self._fold(events)
-            compact, due = self._capacity()
-            if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
-                self.compact_locked()
+            due: Mapping[str, str] = {}
+            if sync:  # a marker's few bytes are counted with the durable append after it
+                compact, due = self._capacity()
+                if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
+                    self.compact_locked()
         self._warn(due)
         mine = events[len(created) :]  # the implicit run.created is nobody's news
         self._notify(mine)
@@ -447,17 +450,30 @@ class RunJournal:
                 self._memory = SkillMemory(self.workflow.skill, clock=self.clock, env=self.env)
         return self._memory
 
+    def flush_memory(self) -> None:
+        """Wait until what :meth:`remember` queued (any run of this process) is on disk."""
+        from skillnb.service import memorylog
+
+        memorylog.flush()
+
     def forget_memory(self) -> None:
         """Drop the cached skill memory (the workflow, hence the skill, changed)."""
         self._memory = None
 
     def remember(self, action: str, summary: str, files: list[str] | None = None) -> None:
-        """Record ``action`` in the skill memory, with the run's key ids."""
+        """Record ``action`` in the skill memory, with the run's key ids.
+
+        Queued (see :mod:`skillnb.service.memorylog`); :meth:`flush_memory` waits for it.
+        """
         memory = self.memory
         if memory is None:
             return
         ids: dict[str, JsonValue] = {"last_run_id": self.run_id, **self.state.key_ids}
-        memory.record(action, summary, ids=ids, files=files, run_id=self.run_id)
+        from skillnb.service import memorylog  # written by another thread: see there
+
+        memorylog.submit(
+            memory, action=action, summary=summary, ids=ids, files=files, run_id=self.run_id
+        )
 
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""
