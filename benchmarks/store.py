@@ -2,7 +2,9 @@
 
 Run with ``.venv/bin/python benchmarks/store.py`` (under a minute). Every figure is the median
 of one run on this machine; ratios are against the raw ``os.write`` + ``os.fsync`` of the same
-bytes, measured in the same run, so they travel between machines better than the times.
+bytes, measured in the same run, so they travel between machines better than the times. On a
+disk busy with other writers, where the raw fsync takes milliseconds, every ratio tends to 1:
+read the CPU figures then (``run.formalize CPU`` beside the raw write's).
 
 Workload: one "fact write" is an ``append`` of a single ``fact.formalized`` event whose data is
 a dumped :class:`~skillnb.core.records.Fact` (about 370 bytes as a journal line). Compared stores:
@@ -15,8 +17,18 @@ a dumped :class:`~skillnb.core.records.Fact` (about 370 bytes as a journal line)
   lock, catch up, append, fsync, fold) over a sidecar.
 
 Batches: the cost per item of ``run.items`` (marking one item done and claiming the next is
-one append), and items per second for 1, 2 and 4 processes consuming one batch of 400
-items whose body sleeps 5 ms (the goal: 4 consumers at least 3 times one).
+one append), with the appends and fsyncs of the journal counted per item (the goal: one
+durable write per item), and items per second for 1, 2 and 4 processes consuming one batch of
+400 items whose body sleeps 5 ms (the goal: 4 consumers at least 3 times one).
+
+Group commit: ``run.formalize`` by 1 and by 4 processes writing to one run, appends per
+second, with the sidecar's group commit (fsync just after the lock is let go) and without it
+(``group_commit=False``: fsync under the lock); and one writer's latency in both modes,
+alternated in one process. The goal: 4 writers at least 1.5 times faster, one writer no
+slower.
+
+``main(argv)`` returns the headline figures as rows (see ``benchmarks/_table.py``) for
+``benchmarks/all.py``.
 
 Then the team store on a local PostgreSQL (see ``benchmarks/store_postgres.py``; skip it with
 ``--no-postgres``).
@@ -37,6 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from _table import Row, format_table, row
 from skillnb.core.records import Event, EventDraft, Fact, RunState
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
@@ -92,23 +105,32 @@ class Raw:
         os.fsync(self.fd)
 
 
-def paired(write: Callable[[int], None], raw: Raw, first: int, count: int) -> Point:
-    """Medians (microseconds) of ``write`` and of the raw write, measured alternately.
+def paired(
+    write: Callable[[int], None], raw: Raw | Callable[[int], None], first: int, count: int
+) -> Point:
+    """Medians (microseconds) of ``write`` and of the raw write (or another baseline), alternated.
 
-    Alternating keeps both under the same disk conditions (other processes, write-back). Also
-    returns the CPU time per write of each (``time.process_time``): what the code costs, apart
-    from waiting for the disk.
+    Alternating keeps both under the same disk conditions (other processes, write-back), and
+    which of the two goes first alternates too (an fsync right after another may wait for the
+    file system's journal commit of the first). Also returns the CPU time per write of each
+    (``time.process_time``): what the code costs, apart from waiting for the disk.
     """
-    store_times, raw_times, store_cpu, raw_cpu = [], [], 0.0, 0.0
+    store_times: list[float] = []
+    raw_times: list[float] = []
+    cpu = {"store": 0.0, "raw": 0.0}
+    baseline = raw.write if isinstance(raw, Raw) else raw
+
+    def timed(name: str, fn: Callable[[int], None], n: int, into: list[float]) -> None:
+        start, began = time.perf_counter(), time.process_time()
+        fn(n)
+        into.append(time.perf_counter() - start)
+        cpu[name] += time.process_time() - began
+
     for n in range(first, first + count):
-        start, cpu = time.perf_counter(), time.process_time()
-        raw.write(n)
-        raw_times.append(time.perf_counter() - start)
-        raw_cpu += time.process_time() - cpu
-        start, cpu = time.perf_counter(), time.process_time()
-        write(n)
-        store_times.append(time.perf_counter() - start)
-        store_cpu += time.process_time() - cpu
+        pair = [("raw", baseline, raw_times), ("store", write, store_times)]
+        for name, fn, into in pair if n % 2 else reversed(pair):
+            timed(name, fn, n, into)
+    store_cpu, raw_cpu = cpu["store"], cpu["raw"]
     return Point(
         statistics.median(store_times) * 1e6,
         statistics.median(raw_times) * 1e6,
@@ -209,15 +231,45 @@ def bench_formalize(folder: Path, raw: Raw) -> tuple[Point, Point]:
     return small, big
 
 
-def bench_batch_items(folder: Path, raw: Raw) -> Point:
-    """One ``run.items`` step (item done + next claimed, one append) against a raw write."""
-    run = open_run(state_dir=folder / "batch", memory=False)
+class Counted(NamedTuple):
+    """Durable writes of the journal during a measurement."""
+
+    appends: int
+    fsyncs: int
+
+
+def bench_batch_items(folder: Path, raw: Raw) -> tuple[Point, Counted]:
+    """One ``run.items`` step (item done + next claimed) against a raw write; writes counted.
+
+    Appends are counted by the store's phase hook, fsyncs by wrapping ``os.fsync`` (the real
+    one still runs) and keeping those of the journal's file.
+    """
+    counts = {"append.written": 0}
+    store = SidecarStore(
+        folder / "batch", phase_hook=lambda p: counts.__setitem__(p, counts.get(p, 0) + 1)
+    )
+    run = open_run(store=store, memory=False)
     items = iter(run.items("tickets", [f"t{i:05}" for i in range(WRITES + 20)]))
     for _ in range(10):
         next(items)
-    point = paired(lambda _n: next(items), raw, 0, WRITES)
+    journal = (folder / "batch" / "journal.jsonl").stat().st_ino
+    fsyncs = 0
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        nonlocal fsyncs
+        fsyncs += os.fstat(fd).st_ino == journal
+        real_fsync(fd)
+
+    before = counts["append.written"]
+    os.fsync = fsync
+    try:
+        point = paired(lambda _n: next(items), raw, 0, WRITES)
+    finally:
+        os.fsync = real_fsync
+    counted = Counted(counts["append.written"] - before, fsyncs)
     run.close()
-    return point
+    return point, counted
 
 
 CONSUMER = r"""
@@ -266,6 +318,74 @@ def bench_consumers(folder: Path, items: int = 400) -> dict[int, float]:
     return rates
 
 
+WRITER = r"""
+import os, sys, time, warnings
+warnings.simplefilter("ignore")  # the capacity warning of a run of many facts
+import skillnb
+from skillnb.store import SidecarStore
+state, go, n, group = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "group"
+run = skillnb.open_run(store=SidecarStore(state, group_commit=group), memory=False)
+open(f"{go}.ready.{os.getpid()}", "w").close()
+while not os.path.exists(go):
+    time.sleep(0.001)
+for i in range(n):
+    run.formalize(f"w{os.getpid()}_{i % 20}", {"i": i})
+print(n, time.time())
+"""
+
+
+def bench_writers(folder: Path, procs: int, group: bool, writes: int = 400) -> float:
+    """Appends per second of ``procs`` processes formalizing into one run at once."""
+    mode = "group" if group else "lock"
+    state, go = folder / f"writers-{mode}-{procs}", folder / f"go-{mode}-{procs}"
+    with open_run(store=SidecarStore(state, group_commit=group), memory=False) as run:
+        run.formalize("ready", True)
+    each = writes // procs
+    popen = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(state), str(go), str(each), mode],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(procs)
+    ]
+    while len(list(folder.glob(f"go-{mode}-{procs}.ready.*"))) < procs:
+        time.sleep(0.01)
+    start = time.time()
+    go.touch()
+    results = [p.communicate()[0].split() for p in popen]
+    assert sum(int(count) for count, _ in results) == each * procs
+    return each * procs / (max(float(end) for _, end in results) - start)
+
+
+def bench_group_commit(folder: Path) -> tuple[dict[tuple[int, bool], float], Point]:
+    """Writers' throughput in both modes (best of 3 rounds), and one writer's latency.
+
+    The latency pairs a run with group commit against one without, alternated in one process:
+    ``Point.store`` is with group commit, ``Point.raw`` without.
+    """
+    rates: dict[tuple[int, bool], float] = {}
+    for round_ in range(3):
+        for procs in (1, 4):
+            for group in (False, True):
+                rate = bench_writers(folder / f"round{round_}", procs, group)
+                rates[procs, group] = max(rates.get((procs, group), 0.0), rate)
+    with (
+        open_run(store=SidecarStore(folder / "lat-group"), memory=False) as grouped,
+        open_run(
+            store=SidecarStore(folder / "lat-lock", group_commit=False), memory=False
+        ) as locked,
+    ):
+        value = {"score": 1, "label": "item"}
+        latency = paired(
+            lambda n: grouped.formalize(f"k{n % 20}", value),
+            lambda n: locked.formalize(f"k{n % 20}", value),
+            0,
+            WRITES,
+        )
+    return rates, latency
+
+
 def bench_load(folder: Path) -> dict[str, float]:
     """Open and load a run of EVENTS events over BIG facts, compacted and not."""
     store = SidecarStore(folder / "big")
@@ -304,30 +424,60 @@ def bench_load(folder: Path) -> dict[str, float]:
     return timings
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> list[Row]:
+    """Run every measurement, print the detailed tables, return the headline rows."""
+    argv = sys.argv[1:] if argv is None else argv
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         folder = Path(tmp)
         draft = fact_draft(10)
         line = encode_events([Event(seq=11, type=draft.type, at=draft.at, data=draft.data)])
         raw = Raw(folder, line)
-        rows = {
+        points = {
             "sidecar": bench_sidecar(folder, raw),
             "naive JSON": bench_naive(folder, raw),
             "sqlite WAL": bench_sqlite(folder, raw),
             "run.formalize": bench_formalize(folder, raw),
         }
-        item = bench_batch_items(folder, raw)
+        item, counted = bench_batch_items(folder, raw)
         consumers = bench_consumers(folder)
+        writers, latency = bench_group_commit(folder)
         load = bench_load(folder)
+    print_writes(len(line), points)
     print(
-        f"fact write: one {len(line)}-byte event; medians in microseconds of {WRITES} writes "
+        f"\nbatch item (done + next claim, one append): {item.store:.0f} us, "
+        f"raw {item.raw:.0f} us, x raw {item.store / item.raw:.2f}, CPU {item.store_cpu:.0f} us; "
+        f"per item: {counted.appends / WRITES:.2f} appends, {counted.fsyncs / WRITES:.2f} fsyncs "
+        "of the journal"
+    )
+    print("consumers of one 400-item batch, 5 ms per item:")
+    for n, rate in consumers.items():
+        label = f"{n} process{'es' if n > 1 else ''}"
+        print(f"  {label:<12}{rate:>7.0f} items/s  ({rate / consumers[1]:.2f}x one)")
+    print_group_commit(writers, latency)
+    print()
+    for label, value in load.items():
+        unit = "" if "KB" in label else " ms"
+        print(f"{label:<42}{value:>10.1f}{unit}")
+    if "--no-postgres" not in argv:
+        from store_postgres import run_section
+
+        print()
+        for text in run_section(fact_draft, fact("k1", 1, 1).model_dump(mode="json")):
+            print(text)
+    print(f"\ntotal benchmark time: {time.perf_counter() - started:.0f} s")
+    return rows(points, item, counted, consumers, writers, latency, load)
+
+
+def print_writes(size: int, points: dict[str, tuple[Point, Point]]) -> None:
+    print(
+        f"fact write: one {size}-byte event; medians in microseconds of {WRITES} writes "
         f"({NAIVE_BIG} for naive JSON at 10,000), each alternated with a raw write+fsync of the "
         "same bytes (the 'raw' columns)\n"
     )
     head = ("store", "@10", "raw", "x raw", "@10,000", "raw", "x raw", "growth", "CPU", "raw CPU")
-    print(f"{head[0]:<12}" + "".join(f"{h:>9}" for h in head[1:]))
-    for name, (small, big) in rows.items():
+    print(f"{head[0]:<14}" + "".join(f"{h:>9}" for h in head[1:]))
+    for name, (small, big) in points.items():
         growth = (big.store / big.raw) / (small.store / small.raw)
         cells = (
             small.store,
@@ -340,32 +490,131 @@ def main() -> int:
             (small.store_cpu + big.store_cpu) / 2,
             (small.raw_cpu + big.raw_cpu) / 2,
         )
-        print(f"{name:<12}" + "".join(f"{c:>9.0f}" if c >= 10 else f"{c:>9.2f}" for c in cells))
+        print(f"{name:<14}" + "".join(f"{c:>9.0f}" if c >= 10 else f"{c:>9.2f}" for c in cells))
     print(
         "\ngrowth: (x raw @10,000) / (x raw @10), how much slower the 10,000th write is than the "
         "10th once disk drift is taken out; CPU: process CPU time per write"
     )
-    print(
-        f"\nbatch item (done + next claim, one append): {item.store:.0f} us, "
-        f"raw {item.raw:.0f} us, x raw {item.store / item.raw:.2f}, CPU {item.store_cpu:.0f} us"
-    )
-    print("consumers of one 400-item batch, 5 ms per item:")
-    for n, rate in consumers.items():
-        label = f"{n} process{'es' if n > 1 else ''}"
-        print(f"  {label:<12}{rate:>7.0f} items/s  ({rate / consumers[1]:.2f}x one)")
-    print()
-    for label, value in load.items():
-        unit = "" if "KB" in label else " ms"
-        print(f"{label:<42}{value:>10.1f}{unit}")
-    if "--no-postgres" not in sys.argv:
-        from store_postgres import run_section
 
-        print()
-        for text in run_section(fact_draft, fact("k1", 1, 1).model_dump(mode="json")):
-            print(text)
-    print(f"\ntotal benchmark time: {time.perf_counter() - started:.0f} s")
-    return 0
+
+def print_group_commit(writers: dict[tuple[int, bool], float], latency: Point) -> None:
+    print("run.formalize into one run, appends/s (best of 3 rounds):")
+    print(f"  {'':<12}{'fsync under lock':>18}{'group commit':>14}{'gain':>7}")
+    for procs in (1, 4):
+        locked, grouped = writers[procs, False], writers[procs, True]
+        label = f"{procs} process{'es' if procs > 1 else ''}"
+        print(f"  {label:<12}{locked:>18.0f}{grouped:>14.0f}{grouped / locked:>6.2f}x")
+    print(
+        f"one writer's run.formalize, alternated: group commit {latency.store:.0f} us, "
+        f"fsync under lock {latency.raw:.0f} us ({latency.store / latency.raw:.2f}x)"
+    )
+
+
+def rows(
+    points: dict[str, tuple[Point, Point]],
+    item: Point,
+    counted: Counted,
+    consumers: dict[int, float],
+    writers: dict[tuple[int, bool], float],
+    latency: Point,
+    load: dict[str, float],
+) -> list[Row]:
+    """The headline figures, each beside its same-run baseline and its target."""
+    raw = "raw write+fsync"
+    found = []
+    for name, target in (("sidecar", ""), ("sqlite WAL", ""), ("run.formalize", "<= 1.5")):
+        small, big = points[name]
+        for at, point in (("@10", small), ("@10,000", big)):
+            found.append(
+                row(
+                    "store",
+                    f"{name} {at}",
+                    point.store,
+                    "us",
+                    baseline=point.raw,
+                    baseline_name=raw,
+                    target=target,
+                )
+            )
+    small, big = points["run.formalize"]
+    found.append(  # apart from the disk: what the code itself costs beside a raw write
+        row(
+            "store",
+            "run.formalize CPU",
+            (small.store_cpu + big.store_cpu) / 2,
+            "us",
+            baseline=(small.raw_cpu + big.raw_cpu) / 2,
+            baseline_name="raw write+fsync CPU",
+        )
+    )
+    found += [
+        row(
+            "store",
+            "batch item: done + next claim",
+            item.store,
+            "us",
+            baseline=item.raw,
+            baseline_name=raw,
+        ),
+        row(
+            "store",
+            "batch: journal fsyncs per item",
+            counted.fsyncs / WRITES,
+            "fsync",
+            target="<= 1 fsync",
+        ),
+        row(
+            "store",
+            "batch: journal appends per item",
+            counted.appends / WRITES,
+            "append",
+            target="<= 1 append",
+        ),
+        row(
+            "store",
+            "batch: 4 consumers",
+            consumers[4],
+            "items/s",
+            baseline=consumers[1],
+            baseline_name="1 consumer",
+            target=">= 3",
+        ),
+        row(
+            "store",
+            "4 writers, group commit",
+            writers[4, True],
+            "appends/s",
+            baseline=writers[4, False],
+            baseline_name="fsync under lock",
+            target=">= 1.5",
+        ),
+        row(
+            "store",
+            "1 writer latency, group commit",
+            latency.store,
+            "us",
+            baseline=latency.raw,
+            baseline_name="fsync under lock",
+            target="<= 1.1",
+        ),
+        row(
+            "store",
+            "replay 100,000 events",
+            load["replay 100,000 events (no snapshot)"],
+            "ms",
+            target="<= 500 ms",
+        ),
+        row(
+            "store",
+            "open + load, 10,000-fact snapshot",
+            load["open + load, snapshot of 10,000 facts"],
+            "ms",
+        ),
+    ]
+    return found
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    table = main()
+    print()
+    print(format_table(table))

@@ -153,7 +153,11 @@ class Run(Closing):
 
     @property
     def memory(self) -> SkillMemory | None:
-        """The skill memory this run feeds (``None`` when turned off or without a workflow)."""
+        """The skill memory this run feeds (``None`` when turned off or without a workflow).
+
+        Up to date with what this run remembered (queued records are written first).
+        """
+        self.journal.flush_memory()
         return self.journal.memory
 
     def bind(self, workflow: Workflow) -> None:

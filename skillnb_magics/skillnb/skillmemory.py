@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -156,39 +156,69 @@ class SkillMemory:
             OSError: the file could not be written (nothing was changed then).
 
         """
-        if not checked_text(action, "action").strip():
-            raise ValueError("action must not be empty")
-        summary = checked_text(summary, "summary")
-        names = checked_files(files)
-        new_ids = checked_ids(ids)
+        return self.record_many(
+            [{"action": action, "summary": summary, "ids": ids, "files": files, "run_id": run_id}]
+        )[0]
+
+    def record_many(self, records: Sequence[Mapping[str, Any]]) -> list[Operation]:
+        """Record several operations in order, in one read-modify-write of the file.
+
+        Each record holds the arguments of :meth:`record` (``action``, ``summary``, and
+        optionally ``ids``, ``files``, ``run_id``); the result is the same as recording them one
+        by one, with one lock, one write and one fsync.
+
+        Raises:
+            TypeError: as :meth:`record` (nothing is written then).
+            ValueError: as :meth:`record` (nothing is written then).
+            OSError: the file could not be written (nothing was changed then).
+
+        """
+        checked = []
+        for record in records:
+            if not checked_text(record["action"], "action").strip():
+                raise ValueError("action must not be empty")
+            checked.append(
+                (
+                    record["action"],
+                    checked_text(record["summary"], "summary"),
+                    checked_files(record.get("files")),
+                    checked_ids(record.get("ids")),
+                    record.get("run_id"),
+                )
+            )
+        if not checked:
+            return []
         durable.ensure_private_dir(self._folder)
         with durable.exclusive_lock(self._lock_path):
             # Time is read under the lock so that file order and time order agree.
             now = self._now()
-            operation = OperationRecord(
-                action=action,
-                summary=summary,
-                timestamp=now.isoformat(timespec="seconds"),
-                files=names,
-                run_id=run_id,
-            )
             current, moved = self._read_repairing(now)
-            history = list(current.history)
-            if current.last_operation is not None:
-                history.append(current.last_operation)
-            kept = history[-self._max_history :] if self._max_history else []
-            updated = MemoryFile(
-                skill_name=self._skill_name,
-                schema_version=SCHEMA_VERSION,
-                updated_at=operation.timestamp,
-                last_operation=operation,
-                key_ids={**current.key_ids, **new_ids},
-                history=kept,
-            )
+            done = []
+            for action, summary, names, new_ids, run_id in checked:
+                operation = OperationRecord(
+                    action=action,
+                    summary=summary,
+                    timestamp=now.isoformat(timespec="seconds"),
+                    files=names,
+                    run_id=run_id,
+                )
+                history = list(current.history)
+                if current.last_operation is not None:
+                    history.append(current.last_operation)
+                kept = history[-self._max_history :] if self._max_history else []
+                current = MemoryFile(
+                    skill_name=self._skill_name,
+                    schema_version=SCHEMA_VERSION,
+                    updated_at=operation.timestamp,
+                    last_operation=operation,
+                    key_ids={**current.key_ids, **new_ids},
+                    history=kept,
+                )
+                done.append(operation)
             durable.sweep_temp_files(self._folder, of=self._path.name)
-            durable.atomic_write(self._path, encode(updated))
+            durable.atomic_write(self._path, encode(current))
         self._warn_moved(moved)
-        return operation.as_operation()
+        return [operation.as_operation() for operation in done]
 
     def get_last_operation(self) -> Operation | None:
         """Return the last recorded operation (a fresh dict), or ``None`` if there is none."""

@@ -66,3 +66,46 @@ def test_the_cells_error_is_raised_after_the_shell_showed_it(shell: RaisingShell
 )
 def test_ends_with_expression(shell: RaisingShell, body: str, expected: bool | None) -> None:
     assert cellexec.ends_with_expression(shell, body) is expected
+
+
+def _deepest_line(error: BaseException) -> int:
+    tb = error.__traceback__
+    assert tb is not None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_lineno
+
+
+def test_line_numbers_are_those_of_the_users_cell(shell: RaisingShell) -> None:
+    source = "\n%%formalize k\nx = 1\n\ny = x / 0\n"
+    body = cellexec.prepare(shell, "x = 1\n\ny = x / 0\n", source)
+    with pytest.raises(ZeroDivisionError) as caught:
+        cellexec.execute(shell, body, capture="last")
+    assert _deepest_line(caught.value) == 5  # the blank line and the %% line count
+
+
+def test_a_body_run_some_other_way_counts_from_its_first_line(shell: RaisingShell) -> None:
+    body = cellexec.prepare(shell, "x = 1\n1 / 0\n", "x = 2\nprint(x)\n")
+    with pytest.raises(ZeroDivisionError) as caught:
+        cellexec.execute(shell, body)
+    assert _deepest_line(caught.value) == 2
+
+
+def test_the_body_is_transformed_once(shell: RaisingShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    transform = shell.transform_cell
+
+    def counting(raw: str) -> str:
+        calls.append(raw)
+        return str(transform(raw))
+
+    monkeypatch.setattr(shell, "transform_cell", counting)
+    body = cellexec.prepare(shell, "y = 2\ny * 21")
+    assert body.ends_with_expression() is True
+    assert cellexec.execute(shell, body, capture="last") == 42
+    assert calls == ["y = 2\ny * 21"]
+
+
+def test_a_body_that_awaits_runs_in_an_event_loop(shell: RaisingShell) -> None:
+    value = cellexec.execute(shell, "import asyncio\nawait asyncio.sleep(0)\n7", capture="last")
+    assert value == 7

@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
@@ -19,6 +20,7 @@ from pydantic import BaseModel
 
 from skillnb.errors import SkillnbError
 from skillnb.store import MemoryStore, SidecarStore
+from skillnb.store.arrays import array_encoders
 from skillnb.store.codec import (
     Codec,
     CodecError,
@@ -27,6 +29,8 @@ from skillnb.store.codec import (
     decode,
     encode,
 )
+from skillnb.store.encoders import std_encoders
+from skillnb.store.typed import TypedEncoder
 
 
 class Point(BaseModel):
@@ -362,3 +366,48 @@ def test_paths_of_any_flavour_come_back_as_paths(store: MemoryStore) -> None:
     encoded, back = round_trip(PurePosixPath("a/b"), store)
     assert encoded.value == "a/b"
     assert back == Path("a/b")
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain text",
+        "résumé ✓",
+        "\ud800 lone surrogate",
+        {"score": 1, "label": "item", "ok": True, "none": None, "x": 2.5},
+        [1, 2.5, None, True, {"a": [1, {"b": "c"}]}],
+        {"inner": (1, 2)},
+        {"inner": {1, 2}},
+        {1: "not a text key"},
+        {"when": date(2024, 5, 1)},
+        {"nan": math.nan},
+        math.inf,
+        True,
+        0,
+        -3.25,
+        None,
+        _nested(199),
+        _nested(200),
+        _nested(201),
+        "x" * 200,
+        {"big": "y" * 100},
+    ],
+)
+def test_the_plain_fast_path_encodes_as_the_encoders_do(store: MemoryStore, value: Any) -> None:
+    """The default codec skips the encoder chain for exact JSON values: same result."""
+    chain = Codec([TypedEncoder(), *std_encoders(), *array_encoders()])  # no fast path
+    with warnings.catch_warnings(record=True) as slow_warned:
+        warnings.simplefilter("always")
+        slow = chain.encode(value, store, blob_threshold=64)
+    with warnings.catch_warnings(record=True) as fast_warned:
+        warnings.simplefilter("always")
+        fast = Codec().encode(value, store, blob_threshold=64)
+    assert fast == slow
+    assert [type(w.message) for w in fast_warned] == [type(w.message) for w in slow_warned]

@@ -121,7 +121,12 @@ def check(folder: Path, acks: Path) -> int:
     return len(history) + 1
 
 
-APPEND_POINTS = [("append.written", False), ("append.written", True), ("append.synced", False)]
+APPEND_POINTS = [
+    ("append.written", False),
+    ("append.written", True),
+    ("append.unlocked", False),  # group commit: lock let go, lines written, fsync not yet done
+    ("append.synced", False),
+]
 COMPACTION_POINTS = [
     (f"compact.{step}{suffix}", False)
     for step in ("intent", "segment", "snapshot", "journal")

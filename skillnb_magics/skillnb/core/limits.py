@@ -79,9 +79,10 @@ def name_problem(value: object, limit: int = MAX_NAME) -> str | None:
         return "must not be empty"
     if len(value) > limit:
         return f"is {len(value)} characters long (limit {limit})"
-    for char in value:
-        if unicodedata.category(char) in _INVISIBLE:
-            return f"contains a control or invisible character (U+{ord(char):04X})"
+    if not (value.isascii() and value.isprintable()):  # printable ASCII has none to find
+        for char in value:
+            if unicodedata.category(char) in _INVISIBLE:
+                return f"contains a control or invisible character (U+{ord(char):04X})"
     if value != value.strip():
         return "must not start or end with spaces"
     if ACTIVE_MARKUP.search(value):

@@ -74,9 +74,16 @@ class NamespaceWatch:
 
     def before(self, namespace: Mapping[str, Any]) -> None:
         """Fingerprint ``namespace`` before the cell runs."""
-        self._ids = {k: id(v) for k, v in namespace.items()}
+        visible = self._visible
+        self._ids = {k: id(v) for k, v in namespace.items() if visible(k)}
         measured = self._measured
-        self._sizes = {k: self._size(v) for k, v in namespace.items() if measured(v)}
+        ids = self._ids
+        self._sizes = {k: self._size(v) for k, v in namespace.items() if k in ids and measured(v)}
+
+    def forget(self) -> None:
+        """Drop the fingerprint (a cell that reports nothing): :meth:`changed` finds nothing."""
+        self._ids = None
+        self._sizes = {}
 
     def changed(self, namespace: Mapping[str, Any]) -> dict[str, Any]:
         """The names created or changed since :meth:`before`, with their values.
@@ -87,8 +94,9 @@ class NamespaceWatch:
         if ids is None:
             return {}
         sizes = self._sizes
-        found = {k: v for k, v in namespace.items() if ids.get(k) != id(v)}
+        visible = self._visible
+        found = {k: v for k, v in namespace.items() if ids.get(k) != id(v) and visible(k)}
         for k, size in sizes.items():
             if k not in found and k in namespace and self._size(namespace[k]) != size:
                 found[k] = namespace[k]
-        return {k: v for k, v in found.items() if self._visible(k)}
+        return found

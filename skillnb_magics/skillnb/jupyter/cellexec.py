@@ -1,10 +1,18 @@
-"""Running a magic's cell body through the shell and catching its value (edge layer).
+"""Running a magic's cell body in the shell and catching its value (edge layer).
 
-The body runs with ``shell.run_cell``, so its output, display, history variables and error
-display behave as in any cell. The value of a ``%%formalize`` cell is its last expression,
-caught by an AST transformer added to the shell for the duration of the run (the expression
-is assigned to a private name, then shown as usual unless the cell ends with ``;``), or a
-variable it set (``--var``), or what it printed (``--stdout``).
+The body of ``%%formalize`` and ``%%gate`` runs inside the magic's own cell, not as a nested
+``shell.run_cell``: :func:`prepare` applies IPython's input transforms once (the magic reads
+the result too: does the body end with an expression, which names does it read), and
+:func:`execute` parses it once with the shell's compiler, applies the shell's AST
+transformers and runs the statements with the shell's ``run_ast_nodes``. So the body
+behaves as any cell: the last expression goes through the display hook (``_``, ``Out``)
+unless the body ends with ``;``, an error is shown once with a traceback whose line numbers
+are those of the user's cell (``Cell In[N], line L``), ``%tb`` and ``%debug`` see it.
+
+The value of a ``%%formalize`` cell is its last expression (assigned to a private name,
+then shown as usual unless muted), or a variable it set (``--var``), or what it printed
+(``--stdout``). A body that needs an event loop (top-level ``await``) still runs through a
+nested ``shell.run_cell``, which knows how to run one.
 """
 
 from __future__ import annotations
@@ -14,11 +22,12 @@ import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import IO, Any
 
 from skillnb.errors import SkillnbError
 
-__all__ = ["NoValue", "ends_with_expression", "execute"]
+__all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare"]
 
 _VALUE = "_skillnb_cell_value_"
 _MISSING = object()
@@ -48,16 +57,126 @@ class _CaptureLast(ast.NodeTransformer):
         return node
 
 
+def _leading_blank(text: str) -> int:
+    count = 0
+    for line in text.splitlines():
+        if line.strip():
+            break
+        count += 1
+    return count
+
+
+def _above(source: str, body: str) -> str:
+    """The lines of the magic's cell above ``body`` (the ``%%`` line), or ``""`` if unsure.
+
+    IPython drops blank lines before the ``%%`` line and passes the rest as the body.
+    """
+    lines = source.splitlines(keepends=True)
+    first = _leading_blank(source)
+    if first >= len(lines) or not lines[first].startswith("%%"):
+        return ""
+    rest = "".join(lines[first + 1 :])
+    if rest.rstrip("\n") != body.rstrip("\n"):
+        return ""  # called some other way (run_cell_magic from code): number from the body
+    return "".join(lines[: first + 1])
+
+
+class Body:
+    """A magic's cell body, transformed once; :func:`execute` runs it.
+
+    Args:
+        shell: the IPython shell.
+        raw: the body (the cell without its magic line).
+        source: the whole cell as the user wrote it (so line numbers match it); empty when
+            unknown (line numbers then count from the body's first line).
+
+    """
+
+    def __init__(self, shell: Any, raw: str, source: str = "") -> None:
+        self.shell = shell
+        self.raw = raw
+        self.failed: tuple[type[BaseException], BaseException, Any] | None = None
+        """The input transforms raised (IPython shows this as the cell's error)."""
+        try:
+            self.code: str = shell.transform_cell(raw)
+        except Exception as exc:  # noqa: BLE001  # shown when the body runs, as IPython does
+            self.code = raw
+            self.failed = (type(exc), exc, exc.__traceback__)
+        above = _above(source, raw) if source else ""
+        skipped = _leading_blank(raw) - _leading_blank(self.code)  # dropped by the transforms
+        self.offset = above.count("\n") + max(skipped, 0)
+        """Lines of the user's cell above the body's first transformed line."""
+        self._shown_text = above + "\n" * max(skipped, 0) + self.code
+        self._name: str | None = None
+        self._tree: ast.Module | None = None
+        self._error: BaseException | None = None
+        self._muted: bool | None = None
+
+    @property
+    def name(self) -> str:
+        """The body's file name for the compiler and tracebacks (cached in ``linecache``)."""
+        if self._name is None:
+            result = getattr(self.shell.displayhook, "exec_result", None)
+            number = getattr(result, "execution_count", None) or self.shell.execution_count
+            self._name = self.shell.compile.cache(self._shown_text, number, raw_code=self.raw)
+        return self._name
+
+    def parse(self) -> ast.Module:
+        """The body's syntax tree, line numbers as in the user's cell (parsed once).
+
+        Raises:
+            SyntaxError: the body does not parse (the same error on every call).
+
+        """
+        if self._error is not None:
+            raise self._error
+        if self._tree is None:
+            padded = "\n" * self.offset + self.code
+            try:
+                self._tree = self.shell.compile.ast_parse(padded, filename=self.name)
+            except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError) as exc:
+                self._error = exc
+                raise
+        assert self._tree is not None  # noqa: S101  # set just above
+        return self._tree
+
+    def ends_with_expression(self) -> bool | None:
+        """Whether the body ends with an expression; ``None`` when it does not parse."""
+        try:
+            tree = self.parse()
+        except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError):
+            return None
+        return bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+
+    @property
+    def muted(self) -> bool:
+        """The body ends with ``;``: its last expression is not shown."""
+        if self._muted is None:
+            try:
+                ends = self.shell.displayhook.semicolon_at_end_of_expression(self.code)
+            except Exception:  # noqa: BLE001  # untokenizable: it will not run either
+                ends = False
+            self._muted = bool(ends)
+        return self._muted
+
+    def needs_loop(self) -> bool:
+        """The body awaits at top level, so it needs IPython's coroutine runner."""
+        if "await" not in self.code and "async" not in self.code:
+            return False
+        return bool(self.shell.should_run_async(self.raw, transformed_cell=self.code))
+
+
+def prepare(shell: Any, body: str, source: str = "") -> Body:
+    """Transform ``body`` once (see :class:`Body`)."""
+    return Body(shell, body, source)
+
+
 def ends_with_expression(shell: Any, body: str) -> bool | None:
     """Whether ``body`` (after IPython's input transforms) ends with an expression.
 
     ``None`` when it does not parse (running it will show the syntax error).
     """
-    try:
-        tree = ast.parse(shell.transform_cell(body))
-    except SyntaxError:
-        return None
-    return bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+    return prepare(shell, body).ends_with_expression()
 
 
 class _Tee(io.TextIOBase):
@@ -98,24 +217,77 @@ def _tee_stdout(enabled: bool) -> Iterator[_Tee | None]:
         sys.stdout = tee.stream
 
 
-@contextmanager
-def _transformer(shell: Any, transformer: ast.NodeTransformer | None) -> Iterator[None]:
-    if transformer is None:
-        yield
-        return
-    shell.ast_transformers.append(transformer)
+def _run_sync(coroutine: Any) -> Any:
+    """Drive a coroutine that never suspends (IPython's run of code that awaits nothing)."""
     try:
-        yield
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("the cell body awaited outside an event loop")
+
+
+def _run(shell: Any, body: Body, transformer: ast.NodeTransformer | None) -> BaseException | None:
+    """Run ``body`` as the shell runs a cell's statements; the error it showed, if any."""
+    if body.failed is not None:
+        shell.showtraceback(body.failed)
+        return body.failed[1]
+    try:
+        tree = body.parse()
+    except IndentationError as exc:
+        shell.showindentationerror()
+        return exc
+    except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError) as exc:
+        shell.showsyntaxerror()
+        return exc
+    from IPython.core.error import InputRejected
+
+    try:
+        tree = shell.transform_ast(tree)
+    except InputRejected as exc:
+        shell.showtraceback()
+        return exc
+    if transformer is not None:
+        tree = transformer.visit(tree)
+    muted = body.muted
+    interactivity = "none" if muted else shell.ast_node_interactivity
+    outcome = SimpleNamespace(error_before_exec=None, error_in_exec=None)
+    with shell.builtin_trap, shell.display_trap:  # already set inside a cell: nested, cheap
+        _run_sync(
+            shell.run_ast_nodes(
+                tree.body,
+                body.name,
+                interactivity=interactivity,
+                compiler=shell.compile,
+                result=outcome,
+            )
+        )
+    error: BaseException | None = outcome.error_before_exec or outcome.error_in_exec
+    return error
+
+
+def _run_nested(shell: Any, body: Body, transformer: ast.NodeTransformer | None) -> Any:
+    """Run ``body`` through a nested ``shell.run_cell`` (a body that needs an event loop)."""
+    if transformer is not None:
+        shell.ast_transformers.append(transformer)
+    try:
+        result = shell.run_cell(body.raw, store_history=False)
     finally:
-        shell.ast_transformers.remove(transformer)
+        if transformer is not None:
+            shell.ast_transformers.remove(transformer)
+    return result.error_before_exec or result.error_in_exec
 
 
-def execute(shell: Any, body: str, *, capture: str | None = None, var: str | None = None) -> Any:
-    """Run ``body`` as a cell and return what it gives.
+def execute(
+    shell: Any, body: Body | str, *, capture: str | None = None, var: str | None = None
+) -> Any:
+    """Run ``body`` in the current cell and return what it gives.
+
+    A :class:`Body` is run once (its syntax tree is used up).
 
     Args:
         shell: the IPython shell.
-        body: the cell's code (without the magic line).
+        body: the cell's code (without the magic line), or the prepared :class:`Body`.
         capture: ``"last"`` for the last expression's value, ``"stdout"`` for what it
             printed, ``None`` for nothing (a gated cell).
         var: return this variable of the user namespace instead.
@@ -128,12 +300,16 @@ def execute(shell: Any, body: str, *, capture: str | None = None, var: str | Non
         NoValue: ``var`` was not set by the cell.
 
     """
-    muted = shell.displayhook.semicolon_at_end_of_expression(body)
-    transformer = _CaptureLast(show=not muted) if capture == "last" and var is None else None
+    if isinstance(body, str):
+        body = prepare(shell, body)
+    catch = capture == "last" and var is None
+    transformer = _CaptureLast(show=not body.muted) if catch else None
     shell.user_ns.pop(_VALUE, None)
-    with _transformer(shell, transformer), _tee_stdout(capture == "stdout") as tee:
-        result = shell.run_cell(body, store_history=False)
-    error = result.error_before_exec or result.error_in_exec
+    with _tee_stdout(capture == "stdout") as tee:
+        if body.needs_loop():
+            error = _run_nested(shell, body, transformer)
+        else:
+            error = _run(shell, body, transformer)
     if error is not None:
         raise error
     if var is not None:
@@ -143,4 +319,4 @@ def execute(shell: Any, body: str, *, capture: str | None = None, var: str | Non
         return value
     if tee is not None:
         return tee.copy.getvalue()
-    return shell.user_ns.pop(_VALUE, None) if transformer is not None else None
+    return shell.user_ns.pop(_VALUE, None) if catch else None

@@ -254,11 +254,23 @@ def parse_with(parser: argparse.ArgumentParser, line: str) -> argparse.Namespace
         UsageError: unbalanced quotes, an unknown option or a bad value.
 
     """
-    try:
-        words = shlex.split(line)
-    except ValueError as exc:
-        raise UsageError(f"{exc} in: {line}") from None
-    return parser.parse_args(words)
+    key = (id(parser), line)
+    parsed = _PARSED.get(key)
+    if parsed is None or parsed[0] is not parser:
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"{exc} in: {line}") from None
+        parsed = (parser, parser.parse_args(words))
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = parsed
+    return argparse.Namespace(**vars(parsed[1]))  # a copy: callers may change theirs
+
+
+_PARSED: dict[tuple[int, str], tuple[argparse.ArgumentParser, argparse.Namespace]] = {}
+"""Lines already parsed, per parser: a cell run again parses nothing (its values are plain)."""
+_PARSED_MAX = 256
 
 
 def parse(line: str) -> argparse.Namespace:

@@ -72,9 +72,12 @@ def assigned_names(code: str) -> set[str]:
     return names
 
 
-def names_read(code: str) -> set[str]:
-    """Names ``code`` loads and never binds itself (a conservative set of free names)."""
-    tree = _parse(code)
+def names_read(code: str | ast.AST) -> set[str]:
+    """Names ``code`` (source, or its syntax tree) loads and never binds itself.
+
+    A conservative set of free names.
+    """
+    tree = _parse(code) if isinstance(code, str) else code
     if tree is None:
         return set()
     loaded: set[str] = set()
@@ -173,12 +176,15 @@ def _preview(value: Any) -> str:
 
 
 def cell_inputs(
-    code: str, namespace: Mapping[str, Any], parameters: Collection[str], facts: Collection[str]
+    code: str | ast.AST,
+    namespace: Mapping[str, Any],
+    parameters: Collection[str],
+    facts: Collection[str],
 ) -> CellInputs:
     """Return the inputs of cell ``code`` with their values taken from ``namespace``.
 
     Args:
-        code: the cell's Python (IPython syntax already transformed).
+        code: the cell's Python (IPython syntax already transformed), or its syntax tree.
         namespace: the user namespace the cell will run in.
         parameters: the notebook's parameter names.
         facts: the run's fact keys (another fact read by the cell is an input).

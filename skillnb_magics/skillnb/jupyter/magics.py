@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
@@ -108,8 +108,14 @@ class SkillnbMagics(Magics):
         """``--wait`` when given, else the kernel's ``$SKILLNB_WAIT`` (``skillnb run --wait``)."""
         return given if given is not None else wait_from_env(os.environ)
 
-    def _execute(self, body: str, capture: str | None = None, var: str | None = None) -> Any:
-        """Run ``body`` as a nested cell; remember its error, which IPython has shown."""
+    def _body(self, cell: str) -> cellexec.Body:
+        """The magic's body, transformed once, numbered as the lines of the user's cell."""
+        return cellexec.prepare(self.session.shell, cell, self.session.cell_source)
+
+    def _execute(
+        self, body: cellexec.Body | str, capture: str | None = None, var: str | None = None
+    ) -> Any:
+        """Run ``body`` in this cell; remember its error, which IPython has shown."""
         try:
             with self.session.nested():
                 return cellexec.execute(self.session.shell, body, capture=capture, var=var)
@@ -194,18 +200,15 @@ class SkillnbMagics(Magics):
             self._formalize_auto(args, cell)
             return
         capture = "stdout" if args.stdout else "last"
-        if (
-            capture == "last"
-            and not args.var
-            and not cellexec.ends_with_expression(self.session.shell, cell)
-        ):
+        body = self._body(cell)
+        if capture == "last" and not args.var and not body.ends_with_expression():
             raise UsageError(_NO_EXPRESSION)
         with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
             run = self.session.run
-            inputs = self._inputs(cell, args.key, run)
+            inputs = self._inputs(body, args.key, run)
             outcome = run.formalize_step(
                 args.key,
-                lambda: self._execute(cell, capture, args.var),
+                lambda: self._execute(body, capture, args.var),
                 source_hash=inputs.identity(formalize_source_hash(line, cell)),
                 cell_id=self.session.cell_id,
                 kind=args.kind,
@@ -228,14 +231,15 @@ class SkillnbMagics(Magics):
         )
         self.session.show(output, source=cell_text("formalize", line, cell))
 
-    def _inputs(self, cell: str, key: str, run: Any) -> Any:
+    def _inputs(self, body: cellexec.Body, key: str, run: Any) -> Any:
         """The inputs of a formalized cell: parameters and other facts it reads."""
         from skillnb.jupyter.inputs import cell_inputs
 
-        code = self.session.shell.transform_cell(cell)
-        facts = {k for k in run.facts if k != key}
+        facts = run.journal.refresh().facts  # the keys only: no value is decoded
+        others = _Others(facts.keys(), key)
         parameters = self.session.parameter_names()
-        return cell_inputs(code, self.session.shell.user_ns, parameters, facts)
+        code = body.parse() if body.ends_with_expression() is not None else body.code
+        return cell_inputs(code, self.session.shell.user_ns, parameters, others)
 
     def _formalize_auto(self, args: argparse.Namespace, cell: str) -> None:
         """``%%formalize --auto``: run the cell, keep what :func:`skillnb.suggest` offers."""
@@ -249,7 +253,9 @@ class SkillnbMagics(Magics):
         if watcher is None:
             raise UsageError("%%formalize --auto needs %load_ext skillnb")
         with self._reporting("formalize --auto"):
-            kept = formalize_auto(self.session, watcher, cell, lambda: self._execute(cell))
+            kept = formalize_auto(
+                self.session, watcher, cell, lambda: self._execute(self._body(cell))
+            )
         self.session.show(outcomes.kept(kept), source=cell_text("formalize", "--auto", cell))
 
     @magic_arguments()
@@ -291,7 +297,7 @@ class SkillnbMagics(Magics):
             )
             outcome = self.session.run.run_gated(
                 args.trigger,
-                lambda: self._execute(cell),
+                lambda: self._execute(self._body(cell)),
                 gates=specs,
                 key=None if args.trigger else f"gate:{args.name or digest}",
                 source_hash=digest,
@@ -336,6 +342,23 @@ class SkillnbMagics(Magics):
             self.session.show(output)
 
     skillnb.__doc__ = (skillnb.__doc__ or "") + "\n\n" + commands.PARSER.format_help()
+
+
+class _Others(Collection[str]):
+    """The keys of ``keys`` but ``left_out`` (no copy: looked up one name at a time)."""
+
+    def __init__(self, keys: Collection[str], left_out: str) -> None:
+        self._keys = keys
+        self._left_out = left_out
+
+    def __contains__(self, name: object) -> bool:
+        return name != self._left_out and name in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._keys if k != self._left_out)
+
+    def __len__(self) -> int:
+        return len(self._keys) - (self._left_out in self._keys)
 
 
 def _words(value: str | None) -> tuple[str, ...]:

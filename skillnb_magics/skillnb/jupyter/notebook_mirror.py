@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import shlex
 import warnings
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,7 @@ from skillnb.core.contract_mirror import (
     NotebookMirror,
 )
 from skillnb.core.limits import MAX_KEY, name_problem
-from skillnb.core.records import RunState
+from skillnb.core.records import Fact, RunState
 from skillnb.core.source import source_hash
 from skillnb.jupyter.notebook_file import cell_source
 
@@ -133,6 +134,39 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
+_Entry = dict[str, Any] | None
+_entries: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], _Entry]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per journal: each fact version's mirror entry (``None``: a key written before keys were
+checked), so a magic's output does not check and escape every fact again."""
+
+
+def _fact_entries(journal: Any, facts: Mapping[str, Fact]) -> dict[str, Any]:
+    """The mirror's ``facts``; the entries are shared between mirrors (read-only)."""
+    cache = _entries.setdefault(journal, {})
+    if len(cache) > 2 * len(facts) + 64:
+        cache.clear()  # versions since replaced: start again
+    found: dict[str, Any] = {}
+    for f in facts.values():
+        at = (f.key, f.version)
+        if at in cache:
+            entry = cache[at]
+        else:
+            entry = None
+            if name_problem(f.key, MAX_KEY) is None:
+                entry = {
+                    "version": f.version,
+                    "kind": f.kind,
+                    "cell_id": f.cell_id,
+                    "preview": inert_text(f.preview),
+                }
+            cache[at] = entry
+        if entry is not None:
+            found[f.key] = entry
+    return found
+
+
 def build_mirror(run: Run) -> dict[str, Any]:
     """``metadata["skillnb"]`` for the run's current state (JSON-safe)."""
     state = run.journal.refresh()
@@ -142,16 +176,7 @@ def build_mirror(run: Run) -> dict[str, Any]:
         "workflow": state.workflow,
         "state": state.state,
         "version": state.version,
-        "facts": {
-            f.key: {
-                "version": f.version,
-                "kind": f.kind,
-                "cell_id": f.cell_id,
-                "preview": inert_text(f.preview),
-            }
-            for f in state.facts.values()
-            if name_problem(f.key, MAX_KEY) is None  # a key written before keys were checked
-        },
+        "facts": _fact_entries(run.journal, state.facts),
         "pending": [
             {
                 "id": a.id,

@@ -77,18 +77,23 @@ class CellSuggestions:
         """Fingerprint the namespace before a top-level cell (not when off)."""
         if self.session.depth or self.mode == "off":
             return
+        raw = str(getattr(info, "raw_cell", "") or "")
+        if raw.lstrip().startswith(_OWN_MAGICS):
+            self.watch.forget()  # nothing is offered after these (see post_run_cell)
+            return
         self.watch.before(self.session.shell.user_ns)
 
     def post_run_cell(self, result: Any) -> None:
         """Rank what the cell produced; show, send or keep it (see the module docstring)."""
         if self.session.depth or self.mode == "off":
             return
-        produced = self.watch.changed(self.session.shell.user_ns)
         info = getattr(result, "info", None)
         source = str(getattr(info, "raw_cell", "") or "")
-        if not produced or not getattr(result, "success", False):
-            return
         if source.lstrip().startswith(_OWN_MAGICS):
+            self.watch.forget()
+            return
+        produced = self.watch.changed(self.session.shell.user_ns)
+        if not produced or not getattr(result, "success", False):
             return
         found = self.rank(source, produced)
         if found:

@@ -15,6 +15,7 @@ again) is this process's to take again.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -136,9 +137,17 @@ class Claims:
         self.journal.commit(make)
 
     @contextmanager
-    def heartbeat(self, keys: Callable[[], list[str]]) -> Iterator[Heartbeat]:
-        """Renew the claims ``keys()`` names every third of a lease while the block runs."""
-        beat = Heartbeat(self, keys)
+    def heartbeat(
+        self,
+        keys: Callable[[], list[str]],
+        renew: Callable[[list[str]], None] | None = None,
+    ) -> Iterator[Heartbeat]:
+        """Renew the claims ``keys()`` names every third of a lease while the block runs.
+
+        ``renew`` renews claims kept elsewhere than in the journal (a store's item rows);
+        by default :meth:`renew`.
+        """
+        beat = Heartbeat(self, keys, renew)
         beat.start()
         try:
             yield beat
@@ -147,31 +156,119 @@ class Claims:
 
 
 class Heartbeat:
-    """A daemon thread that renews this process's claims until stopped."""
+    """Renews this process's claims ``keys()`` names every third of a lease until stopped.
 
-    def __init__(self, claims: Claims, keys: Callable[[], list[str]]) -> None:
+    The renewals run on one daemon thread shared by every heartbeat of the process (started
+    at the first one, idle while none runs), so a short step costs no thread start.
+    """
+
+    def __init__(
+        self,
+        claims: Claims,
+        keys: Callable[[], list[str]],
+        renew: Callable[[list[str]], None] | None = None,
+    ) -> None:
         self._claims = claims
+        self._renew = renew or claims.renew
         self._keys = keys
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name="skillnb-heartbeat", daemon=True)
+        self.interval = claims.lease / 3
+        """Seconds between renewals."""
         self.error: BaseException | None = None
         """The last renewal error (the body goes on; other hosts may then take over)."""
 
     def start(self) -> None:
         """Start renewing."""
-        self._thread.start()
+        _beater().add(self)
 
     def stop(self) -> None:
-        """Stop renewing and wait for the thread."""
-        self._stop.set()
-        self._thread.join()
+        """Stop renewing; returns once no renewal of this heartbeat is under way."""
+        _beater().remove(self)
 
-    def _beat(self) -> None:
-        while not self._stop.wait(self._claims.lease / 3):
-            keys = self._keys()
-            if not keys:
-                continue
-            try:
-                self._claims.renew(keys)
-            except (SkillnbError, OSError) as exc:
-                self.error = exc
+    def beat(self) -> None:
+        """Renew the claims now (called by the shared thread)."""
+        keys = self._keys()
+        if not keys:
+            return
+        try:
+            self._renew(keys)
+        except (SkillnbError, OSError) as exc:
+            self.error = exc
+
+
+class _Beater:
+    """The one thread of a process that renews every running heartbeat when it is due."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._due: dict[Heartbeat, float] = {}
+        self._beating: Heartbeat | None = None
+        self._thread: threading.Thread | None = None
+        self._idle = DEFAULT_LEASE / 6
+        """How long the idle thread sleeps between looks (half the shortest interval seen)."""
+
+    def add(self, beat: Heartbeat) -> None:
+        """Renew ``beat`` every interval from now on.
+
+        The thread is woken only when it would look too late otherwise (waking it costs a
+        short step a thread switch): it sleeps until the earliest renewal due, or, idle,
+        half the shortest interval seen, so it finds a new heartbeat before its first renewal.
+        """
+        with self._cond:
+            due = time.monotonic() + beat.interval
+            earliest = min(self._due.values(), default=math.inf)
+            self._due[beat] = due
+            if due < earliest < math.inf or beat.interval / 2 < self._idle:
+                self._idle = min(self._idle, beat.interval / 2)
+                self._cond.notify_all()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="skillnb-heartbeat", daemon=True
+                )
+                self._thread.start()
+
+    def remove(self, beat: Heartbeat) -> None:
+        with self._cond:
+            self._due.pop(beat, None)
+            while self._beating is beat and threading.current_thread() is not self._thread:
+                self._cond.wait()
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                if not self._due:
+                    self._cond.wait(self._idle)
+                    continue
+                beat = min(self._due, key=self._due.__getitem__)
+                left = self._due[beat] - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                self._due[beat] = time.monotonic() + beat.interval
+                self._beating = beat
+                self._cond.release()
+                try:
+                    beat.beat()
+                except Exception as exc:  # noqa: BLE001  # one bad renewal stops no other
+                    beat.error = exc
+                finally:
+                    self._cond.acquire()
+                    self._beating = None
+                    self._cond.notify_all()
+
+
+_shared: _Beater | None = None
+
+
+def _beater() -> _Beater:
+    global _shared  # one per process; a forked child starts its own (see below)
+    if _shared is None:
+        _shared = _Beater()
+    return _shared
+
+
+def _forget_in_child() -> None:
+    global _shared  # the parent's thread does not exist in the child
+    _shared = None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)

@@ -17,7 +17,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
 from skillnb.core.gcpause import gc_paused
@@ -41,6 +41,8 @@ JournalListener = Callable[[list[Event]], None]
 RECENT = 200
 """How many recent events are kept in memory for :meth:`RunJournal.history`."""
 _COMPACT_AFTER = 2000
+_SPECULATIONS = 3
+"""Tries of a speculative commit before it waits for the lock (see :meth:`RunJournal.commit`)."""
 
 
 def now() -> datetime:
@@ -157,15 +159,30 @@ class RunJournal:
         """
         with self._mutex:
             self._check_usable()
-            version = self.state.version
-            new = self.store.read_since(version)
-            if new is None or self._other_run_here():
+            new = self._changes()
+            if new is None:
                 self.reload()  # raises RunReplaced when another run (or none) is there now
             elif new:
                 self._fold(new)
-            elif version and self.store.head() < version:  # gone, or another run, shorter
-                self.reload()
             return self.state
+
+    def _changes(self) -> list[Event] | None:
+        """What others committed after our version; ``None`` when we must load again.
+
+        A store that offers ``catch_up(version, run_id)`` answers in one look (the sidecar);
+        otherwise :meth:`Store.read_since`, the run the store names, and its head are asked.
+        """
+        version = self.state.version
+        catch_up = getattr(self.store, "catch_up", None)
+        if callable(catch_up):
+            found: list[Event] | None = catch_up(version, self.state.run_id or None)
+            return found
+        new = self.store.read_since(version)
+        if new is None or self._other_run_here():
+            return None
+        if not new and version and self.store.head() < version:  # gone, or a shorter run
+            return None
+        return new
 
     def _other_run_here(self) -> bool:
         """True when the store names a run other than ours (stores that name their run)."""
@@ -198,6 +215,7 @@ class RunJournal:
                 self._closed = True
                 self._listeners.clear()
                 self.store.close()
+        self.flush_memory()  # what this run remembered is on disk when it is closed
 
     def stored_workflow(self) -> Workflow | None:
         """The workflow definition recorded in the run, rebuilt as plain data."""
@@ -219,6 +237,7 @@ class RunJournal:
         expected_version: int | None = None,
         *,
         sync: bool = True,
+        speculative: bool = False,
     ) -> list[Event]:
         """Under the lock: catch up, compare versions, build drafts, append, fold.
 
@@ -226,11 +245,24 @@ class RunJournal:
         is written); it may raise to refuse the operation. ``sync=False`` only for markers
         whose loss costs information, not results (see :meth:`Store.append`).
 
+        ``speculative=True`` (for a ``make`` without side effects, which may be called twice)
+        lets a store that offers ``speculate()`` skip the lock and the catch-up when it
+        believes it saw the head last: the append's compare-and-swap checks that belief, and
+        when it was wrong nothing is written and the commit runs again the usual way.
+
         Raises:
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
         with self._mutex:
+            done: list[Event] | str = "lock"
+            for _ in range(_SPECULATIONS if speculative else 0):
+                done = self._commit_speculative(make, expected_version, sync)
+                if done != "retry":
+                    break
+                # Another writer moved the run; the refusal brought what it wrote: try again.
+            if isinstance(done, list):
+                return done
             self.refresh()  # a run set aside or replaced is reported before any lock is taken
             try:
                 return self._commit_locked(make, expected_version, sync)
@@ -267,11 +299,53 @@ class RunJournal:
                 [*created, *drafts], expected_version=self.state.version, sync=sync
             )
             self._fold(events)
-            compact, due = self._capacity()
-            if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
-                self.compact_locked()
+            due: Mapping[str, str] = {}
+            if sync:  # a marker's few bytes are counted with the durable append after it
+                compact, due = self._capacity()
+                if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
+                    self.compact_locked()
         self._warn(due)
         mine = events[len(created) :]  # the implicit run.created is nobody's news
+        self._notify(mine)
+        return mine
+
+    def _commit_speculative(
+        self,
+        make: Callable[[RunState], list[EventDraft]],
+        expected_version: int | None,
+        sync: bool,
+    ) -> list[Event] | Literal["retry", "lock"]:
+        """:meth:`commit` on the store's last seen head, or why nothing was written.
+
+        ``"retry"``: another writer moved the run (worth another try); ``"lock"``: the store
+        cannot speculate, or the outcome depends on state only the lock makes sure of.
+        """
+        speculate = getattr(self.store, "speculate", None)
+        if not callable(speculate):
+            return "lock"
+        self._check_usable()
+        with speculate():
+            try:
+                self.refresh()
+                if expected_version is not None and expected_version != self.state.version:
+                    return "lock"  # perhaps only our view is old: the usual path decides
+                drafts = make(self.state)
+                if not drafts:
+                    return "lock"
+                created = []
+                if self.state.version == 0:
+                    created = [self.draft("run.created", run_id=self._new_id)]
+                events = self.store.append(
+                    [*created, *drafts], expected_version=self.state.version, sync=sync
+                )
+            except ConflictError:
+                return "retry"  # nothing was written
+        self._fold(events)
+        compact, due = self._capacity()
+        if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
+            self.compact()  # under the lock, as a commit's compaction always is
+        self._warn(due)
+        mine = events[len(created) :]
         self._notify(mine)
         return mine
 
@@ -382,17 +456,30 @@ class RunJournal:
                 self._memory = SkillMemory(self.workflow.skill, clock=self.clock, env=self.env)
         return self._memory
 
+    def flush_memory(self) -> None:
+        """Wait until what :meth:`remember` queued (any run of this process) is on disk."""
+        from skillnb.service import memorylog
+
+        memorylog.flush()
+
     def forget_memory(self) -> None:
         """Drop the cached skill memory (the workflow, hence the skill, changed)."""
         self._memory = None
 
     def remember(self, action: str, summary: str, files: list[str] | None = None) -> None:
-        """Record ``action`` in the skill memory, with the run's key ids."""
+        """Record ``action`` in the skill memory, with the run's key ids.
+
+        Queued (see :mod:`skillnb.service.memorylog`); :meth:`flush_memory` waits for it.
+        """
         memory = self.memory
         if memory is None:
             return
         ids: dict[str, JsonValue] = {"last_run_id": self.run_id, **self.state.key_ids}
-        memory.record(action, summary, ids=ids, files=files, run_id=self.run_id)
+        from skillnb.service import memorylog  # written by another thread: see there
+
+        memorylog.submit(
+            memory, action=action, summary=summary, ids=ids, files=files, run_id=self.run_id
+        )
 
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""

@@ -109,6 +109,7 @@ class Codec:
     """
 
     def __init__(self, encoders: list[Encoder] | None = None) -> None:
+        self._builtin = encoders is None  # only the built-in encoders: the plain fast path holds
         if encoders is None:
             encoders = [TypedEncoder(), *std_encoders(), *array_encoders()]
         self._encoders = list(encoders)
@@ -118,6 +119,7 @@ class Codec:
         if not encoder.name or encoder.name in ("blob", "repr"):
             raise ValueError(f"invalid encoding name {encoder.name!r}")
         self._encoders.insert(0, encoder)
+        self._builtin = False
 
     def encoder(self, name: str) -> Encoder | None:
         """Return the encoder that writes encoding ``name``, if any."""
@@ -132,15 +134,23 @@ class Codec:
             UnrestorableValueWarning: no encoder took the value; its ``repr`` was kept.
 
         """
+        plain = _plain(value, 0) if self._builtin else _NOT_PLAIN
+        if plain is not _NOT_PLAIN:  # what the built-in text or json encoder would store
+            fast = self._encode_plain(plain, store, blob_threshold)
+            if fast is not None:
+                return fast
         for encoder in self._encoders:
             if not encoder.accepts(value):
                 continue
             try:
                 stored = encoder.encode(value)
-                size = len(dumps(stored).encode("utf-8"))
+                text = dumps(stored)
+                size = len(text.encode("utf-8"))
             except (TypeError, ValueError, OverflowError, RecursionError):
                 continue
-            preview = clip_preview(encoder.preview(value, stored))
+            # The default preview is that same JSON text: reuse it rather than dump again.
+            own = type(encoder).preview is not Encoder.preview
+            preview = clip_preview(encoder.preview(value, stored) if own else text)
             if size > blob_threshold:
                 return _to_blob(encoder, stored, store, preview)
             return Encoded(stored, encoder.name, True, preview)
@@ -156,6 +166,19 @@ class Codec:
             envelope = {"$blob": ref, "encoding": "repr", "size": len(text)}
             return Encoded(envelope, "blob", False, clip_preview(text))
         return Encoded(text, "repr", False, clip_preview(text))
+
+    def _encode_plain(self, plain: Any, store: BlobStore, blob_threshold: int) -> Encoded | None:
+        """Encode a value :func:`_plain` copied; ``None``: it is not UTF-8 (a lone surrogate)."""
+        name = "text" if isinstance(plain, str) else "json"
+        text = dumps(plain)
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            return None  # the encoders' own path tells what to do with it
+        preview = clip_preview(plain if isinstance(plain, str) else text)
+        if size > blob_threshold:
+            return _to_blob(_builtin(self, name), plain, store, preview)
+        return Encoded(plain, name, True, preview)
 
     def decode(self, stored: Any, encoding: str, store: BlobStore) -> Any:
         """Rebuild the value stored as ``stored`` with ``encoding``.
@@ -198,6 +221,47 @@ class Codec:
             return self.decode(encoder.from_blob(payload), inner, store)
         except (UnicodeDecodeError, ValueError) as exc:
             raise CodecError(f"{store.location}: malformed {inner!r} blob: {exc}") from exc
+
+
+_NOT_PLAIN: Any = object()
+_SCALARS = (str, int, bool)
+_MAX_DEPTH = 200
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """A copy of ``value`` when it is made only of exact JSON types, else ``_NOT_PLAIN``.
+
+    Exact types only (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``bool``, finite
+    ``float``, ``None``), at most 200 levels deep: for such a value the built-in encoders agree
+    that it is ``text`` (a string) or ``json`` stored as it is. Anything else (a tuple, a
+    subclass, a set, ...) takes the encoders' own path.
+    """
+    kind = type(value)
+    if value is None or kind in _SCALARS:
+        return value
+    if kind is float:
+        return value if value - value == 0 else _NOT_PLAIN  # NaN and infinities are not JSON
+    if depth >= _MAX_DEPTH:
+        return _NOT_PLAIN
+    if kind is dict:
+        copy = {}
+        for k, v in value.items():
+            item = _plain(v, depth + 1)
+            if type(k) is not str or item is _NOT_PLAIN:
+                return _NOT_PLAIN
+            copy[k] = item
+        return copy
+    if kind is list:
+        items = [_plain(v, depth + 1) for v in value]
+        return _NOT_PLAIN if any(i is _NOT_PLAIN for i in items) else items
+    return _NOT_PLAIN
+
+
+def _builtin(codec: Codec, name: str) -> Encoder:
+    encoder = codec.encoder(name)
+    if encoder is None:  # pragma: no cover - the built-in codec always has both
+        raise CodecError(f"no built-in {name!r} encoder")
+    return encoder
 
 
 def _to_blob(encoder: Encoder, stored: Any, store: BlobStore, preview: str) -> Encoded:

@@ -344,6 +344,11 @@ class FileLock:
         """True while this object holds the lock (in any thread)."""
         return self._depth > 0
 
+    @property
+    def depth(self) -> int:
+        """How many nested holds are open (0: not held); read it while holding the lock."""
+        return self._depth
+
     def acquire(self) -> None:
         """Take the lock, waiting for other holders; nested calls only count depth.
 

@@ -38,9 +38,12 @@ PREVIEW_CHARS = 80
 _MAX_DEPTH = 200
 
 
+_STRICT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(value: Any) -> str:
     """Serialise strict JSON (no NaN) compactly, keeping non-ASCII text readable."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _STRICT.encode(value)
 
 
 def clip_preview(text: str, limit: int = PREVIEW_CHARS) -> str:

@@ -109,19 +109,20 @@ def _seal(content: bytes) -> bytes:
     return b'%s,"crc":"%08x"}\n' % (content, crc)
 
 
+_LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""Strict, compact JSON for journal lines (built once: ``json.dumps`` builds one per call)."""
+
+
 def _event_json(event: Event) -> bytes:
     try:
-        text = json.dumps(
+        text = _LINE_JSON.encode(
             {
                 "v": event.v,
                 "seq": event.seq,
                 "type": event.type,
                 "at": event.at.isoformat(),
                 "data": event.data,
-            },
-            ensure_ascii=False,
-            separators=(",", ":"),
-            allow_nan=False,
+            }
         )
         body = text.encode("utf-8")
     except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError: a ValueError

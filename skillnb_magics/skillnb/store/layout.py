@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -56,12 +57,12 @@ class Segment(NamedTuple):
 
 @dataclass(frozen=True)
 class SidecarLayout:
-    """The paths of one sidecar folder."""
+    """The paths of one sidecar folder (each built once: they are read on every write)."""
 
     root: Path
     """The sidecar folder itself."""
 
-    @property
+    @cached_property
     def guarded(self) -> int:
         """How many folder levels from :attr:`root` up belong to SKILL.nb (2 under ``.skillnb``)."""
         return 2 if self.root.parent.name == ".skillnb" else 1
@@ -80,32 +81,32 @@ class SidecarLayout:
             return False
         return check_dir(self.root)
 
-    @property
+    @cached_property
     def journal(self) -> Path:
         """The live journal."""
         return self.root / "journal.jsonl"
 
-    @property
+    @cached_property
     def snapshot(self) -> Path:
         """The compacted state."""
         return self.root / "snapshot.json"
 
-    @property
+    @cached_property
     def intent(self) -> Path:
         """The record of a compaction in progress."""
         return self.root / "compaction.json"
 
-    @property
+    @cached_property
     def lock(self) -> Path:
         """The lock file."""
         return self.root / "lock"
 
-    @property
+    @cached_property
     def segments(self) -> Path:
         """The folder of archived journal lines."""
         return self.root / "segments"
 
-    @property
+    @cached_property
     def blobs(self) -> Path:
         """The folder of content-addressed values."""
         return self.root / "blobs"

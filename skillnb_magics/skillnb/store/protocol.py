@@ -8,7 +8,9 @@ interprets events; folding them into state is :func:`skillnb.core.state.apply`'s
 Semantics every backend must keep (the conformance suite in ``tests/store`` checks them):
 
 * **Durability.** When :meth:`Store.append` returns, the events survive a crash of the process
-  (and, for file backends, of the machine: data and directory entries are fsynced).
+  (and, for file backends, of the machine: data and directory entries are fsynced). Called
+  inside the caller's own hold of :meth:`Store.lock`, a backend may make them durable against
+  a machine crash when that hold ends instead (the sidecar's group commit), never later.
 * **Atomicity.** The events of one ``append`` call are committed all together or not at all.
 * **Compare-and-swap.** ``append(..., expected_version=v)`` raises
   :class:`~skillnb.errors.ConflictError` ``(v, head)`` unless ``v`` is the latest committed

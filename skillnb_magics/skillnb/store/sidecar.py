@@ -7,9 +7,10 @@ segments, content-addressed blobs (:mod:`skillnb.store.blobs`) and a lock file
 (:class:`skillnb.store.durable.FileLock`).
 
 Durability: an append writes all its lines with one ``os.write`` on an ``O_APPEND`` descriptor
-and fsyncs before returning; every create and rename is followed by a folder fsync. Reads take
-no lock: the journal only grows between compactions, and a compaction replaces it atomically
-(see :mod:`skillnb.store.compaction` for the crash-safe order).
+and fsyncs them before control returns to the writer, just after letting the writer lock go
+(group commit, see :class:`SidecarStore`); every create and rename is followed by a folder
+fsync. Reads take no lock: the journal only grows between compactions, and a compaction
+replaces it atomically (see :mod:`skillnb.store.compaction` for the crash-safe order).
 
 Reading never writes: :meth:`~SidecarStore.exists`, :meth:`~SidecarStore.head`,
 :meth:`~SidecarStore.load`, :meth:`~SidecarStore.read_since`, :meth:`~SidecarStore.history` and
@@ -34,12 +35,13 @@ import os
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
 from skillnb.core.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
+from skillnb.store.appender import Appender
 from skillnb.store.blobs import BlobFolder
 from skillnb.store.compaction import compact_journal, recover
 from skillnb.store.durable import (
@@ -52,7 +54,6 @@ from skillnb.store.durable import (
     ensure_dir,
     open_file,
     sweep_temp_files,
-    write_all,
 )
 from skillnb.store.history import read_history
 from skillnb.store.journal import encode_events, encode_header
@@ -82,6 +83,21 @@ def _created_run(drafts: Sequence[EventDraft]) -> str | None:
     return None
 
 
+class _Held:
+    """The writer lock held for a ``with`` block (a class: it is taken on every write)."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: SidecarStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        self._store._acquire()  # the store's own helper
+
+    def __exit__(self, *exc: object) -> None:
+        self._store._release()
+
+
 class SidecarStore(Closing):
     """A :class:`~skillnb.store.protocol.Store` in a sidecar folder.
 
@@ -89,25 +105,45 @@ class SidecarStore(Closing):
         path: the sidecar folder (see :func:`~skillnb.store.layout.sidecar_dir_for`); created,
             ``0o700``, on the first write.
         phase_hook: called with the name of each durable-write phase (``append.written``,
-            ``append.synced``, ``compact.segment``, ...); crash tests end the process there.
+            ``append.unlocked``, ``append.synced``, ``compact.segment``, ...); crash tests end
+            the process there.
+        group_commit: fsync an append's lines just *after* the writer lock is let go, rather
+            than while holding it (see below); ``False`` fsyncs under the lock.
+
+    Group commit: the lines of an append are written under the lock, and the fsync that makes
+    them durable runs when the outermost hold of the lock ends, after other processes may take
+    it. Writers waiting for the lock then append meanwhile, and one fsync, which flushes the
+    whole file, may cover several writers' appends; with several processes writing to one run,
+    fewer of them wait for the disk while holding the lock. Nothing is acknowledged earlier: a
+    caller that holds :meth:`lock` around its appends (as :class:`~skillnb.service.journal.
+    RunJournal` does) gets control back from its ``with`` block only once the fsync is done,
+    and one that calls :meth:`append` alone, once ``append`` returns. Other processes may read
+    lines that are not yet durable (as with ``sync=False``); any of them that appends and
+    acknowledges fsyncs those lines with its own. Should that fsync fail, its lines cannot be
+    cut any more (others may follow them): the error is raised to the writer, whose write is
+    then of unknown durability, and the journal is read again from the file.
 
     One object may be shared by threads. Several objects, in one process or many, may share a
     folder: the lock file orders their writes and each sees the others' commits.
 
     """
 
-    def __init__(self, path: Path, *, phase_hook: PhaseHook | None = None) -> None:
+    def __init__(
+        self, path: Path, *, phase_hook: PhaseHook | None = None, group_commit: bool = True
+    ) -> None:
         self._layout = SidecarLayout(Path(path))
+        self._group_commit = group_commit
         self._hook = phase_hook or _no_hook
         self._mutex = threading.RLock()
         self._lock = FileLock(self._layout.lock, self._mutex)
         self._tail = JournalTail(self._layout.journal, self._layout.check_root)
         self._blobs = BlobFolder(self._layout.blobs, self._layout.check_root)
-        self._wfd: int | None = None
-        self._wfd_identity: tuple[int, int] | None = None
+        self._appender = Appender(self._tail, self._hook)
         self._root_ready = False
         self._closed = False
         self._torn_seen: tuple[object, ...] | None = None
+        self._fresh = False  # the tail is current: refreshed while this object holds the lock
+        self._snapshot_size: tuple[tuple[object, ...], int] | None = None  # see snapshot_bytes
 
     # -- protocol -----------------------------------------------------------------------------
 
@@ -133,7 +169,7 @@ class SidecarStore(Closing):
         """
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             if not self._tail.missing:
                 self._notice_torn()
                 return self._tail.run_id
@@ -142,23 +178,45 @@ class SidecarStore(Closing):
 
     def lock(self) -> AbstractContextManager[None]:
         """Take the exclusive writer lock (inter-process, re-entrant for this object)."""
-        return self._locked()
+        return _Held(self)
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _acquire(self) -> None:
         self._check_open()
         if not self._root_ready:
             self._layout.check_root()
             ensure_dir(self._layout.root, guarded=self._layout.guarded)
             self._root_ready = True
-        with self._lock.hold():
-            yield
+        self._lock.acquire()
+
+    def _release(self) -> None:
+        if self._lock.depth != 1:
+            self._lock.release()
+            return
+        self._fresh = False  # other writers may append once we let go
+        if not self._appender.owes_fsync:
+            self._lock.release()
+            return
+        with self._mutex:  # this object's other threads wait for the fsync; processes do not
+            self._lock.release()
+            self._hook("append.unlocked")
+            self._appender.settle()
+
+    def _refresh(self) -> None:
+        """Catch the tail up with the journal, once per hold of the lock.
+
+        While this object holds the lock nobody else can change the journal (every writer and
+        every compaction takes the lock first), so one ``lstat`` after taking it is enough for
+        the whole read-validate-append sequence; without the lock, each call looks again.
+        """
+        if not self._fresh or self._tail.identity is None:  # None: no journal, or forgotten
+            self._tail.refresh()
+            self._fresh = self._lock.held
 
     def head(self) -> int:
         """Return the latest committed version: a ``stat`` of the journal, plus any new bytes."""
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             if self._tail.missing:
                 return self._snapshot_version()
             self._notice_torn()
@@ -193,13 +251,38 @@ class SidecarStore(Closing):
         """Return events with ``seq > version``; ``None`` when compaction archived some."""
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             if self._tail.missing:
                 return [] if version >= self._snapshot_version() else None
             self._notice_torn()
             if version < self._tail.base:
                 return None
             return self._tail.events_after(version)
+
+    def catch_up(self, version: int, run_id: str | None) -> list[Event] | None:
+        """Events of run ``run_id`` with ``seq > version``, or ``None``: load again.
+
+        One look at the journal answers what :meth:`read_since`, :meth:`run_id` and
+        :meth:`head` would together: ``None`` when some of those events were archived by a
+        compaction, when the folder now holds another run (``run_id`` given and different), or
+        when the journal ends before ``version`` (another, shorter run, or none).
+        """
+        with self._mutex:
+            self._check_open()
+            self._refresh()
+            tail = self._tail
+            if tail.missing:
+                snapshot = self._read_snapshot()
+                found = snapshot.run_id if snapshot is not None else None
+                head = snapshot.version if snapshot is not None else 0
+                other = run_id is not None and found is not None and found != run_id
+                return None if version != head or other else []
+            self._notice_torn()
+            if version < tail.base or version > tail.last:
+                return None
+            if run_id is not None and tail.run_id is not None and tail.run_id != run_id:
+                return None
+            return tail.events_after(version)
 
     def append(
         self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
@@ -231,15 +314,11 @@ class SidecarStore(Closing):
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
                 return events
-            try:
-                write_all(fd, data)
-                self._hook("append.written")
-                if sync:
-                    os.fsync(fd)
+            try:  # with group commit, fsynced once the lock is let go (see _release)
+                self._appender.write(data, sync=sync, later=self._group_commit)
             except BaseException:
-                self._undo_write()
+                self._fresh = False  # cut again, and the tail forgot the file
                 raise
-            self._hook("append.synced")
             self._tail.appended(events, data)
             return events
 
@@ -251,6 +330,7 @@ class SidecarStore(Closing):
 
         """
         with self.lock():
+            self._fresh = False  # recovery below may replace the journal
             check_file(self._layout.snapshot)  # refuse symlinks before changing anything
             check_dir(self._layout.segments)
             sweep_temp_files(self._layout.root)
@@ -271,6 +351,7 @@ class SidecarStore(Closing):
                     self._create_journal(head, run_id, b"")
             else:
                 compact_journal(self._layout, self._tail, snapshot, self._hook, run_id=run_id)
+            self._snapshot_size = None
 
     def history(self) -> Iterator[Event]:
         """Every committed event from version 1: the archived segments, then the live journal.
@@ -286,15 +367,28 @@ class SidecarStore(Closing):
         """Bytes of committed lines in the live journal (what compaction would archive)."""
         with self._mutex:
             self._check_open()
-            self._tail.refresh()
+            self._refresh()
             return self._tail.end
 
     def snapshot_bytes(self) -> int:
         """Size of the snapshot file (0 when there is none yet)."""
-        try:
-            return self._layout.snapshot.stat().st_size
-        except FileNotFoundError:
-            return 0
+        # Only a compaction writes the snapshot. When the journal holds events, a compaction
+        # replaces it with a new file; so while it is the same file (kept open by the tail, its
+        # inode cannot be reused), the size measured beside it still holds.
+        with self._mutex:
+            self._check_open()
+            self._refresh()
+            tail = self._tail
+            seen = (tail.identity, tail.base)
+            if self._snapshot_size is not None and self._snapshot_size[0] == seen:
+                return self._snapshot_size[1]
+            try:
+                size = self._layout.snapshot.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            holds_events = tail.identity is not None and tail.last > tail.base
+            self._snapshot_size = (seen, size) if holds_events else None
+        return size
 
     def pack(self) -> int:
         """Pack the archived segments into one gzip segment (see :mod:`skillnb.store.packing`).
@@ -327,9 +421,11 @@ class SidecarStore(Closing):
         """Close the files and release the lock; the store may not be used afterwards."""
         with self._mutex:
             self._closed = True
-            self._close_writer()
-            self._tail.close()
-            self._lock.close()
+            try:
+                self._appender.close()
+            finally:
+                self._tail.close()
+                self._lock.close()
 
     def __repr__(self) -> str:
         return f"SidecarStore({str(self._layout.root)!r})"
@@ -344,12 +440,12 @@ class SidecarStore(Closing):
         correctly from (see :mod:`skillnb.store.compaction`); the next compaction finishes or
         abandons it.
         """
-        self._tail.refresh()
+        self._refresh()
         if self._tail.missing:
             return None
-        fd = self._writer()
+        fd = self._appender.descriptor()
         if self._tail.size > self._tail.end:
-            self._move_torn_tail(fd)
+            self._move_torn_tail()
         return fd
 
     def _create_journal(self, base: int, run_id: str | None, lines: bytes) -> None:
@@ -362,23 +458,7 @@ class SidecarStore(Closing):
         self._hook("append.synced")
         self._tail.reload()
 
-    def _writer(self) -> int:
-        if self._wfd is None or self._wfd_identity != self._tail.identity:
-            self._close_writer()
-            fd = open_file(self._layout.journal, os.O_WRONLY | os.O_APPEND)
-            st = os.fstat(fd)
-            self._wfd, self._wfd_identity = fd, (st.st_dev, st.st_ino)
-            if self._wfd_identity != self._tail.identity:  # replaced between two syscalls
-                self._tail.reload()
-                return self._writer()
-        return self._wfd
-
-    def _close_writer(self) -> None:
-        if self._wfd is not None:
-            os.close(self._wfd)
-            self._wfd = self._wfd_identity = None
-
-    def _move_torn_tail(self, fd: int) -> None:
+    def _move_torn_tail(self) -> None:
         """Move what a crashed writer left after the last committed line aside, then cut it.
 
         Those bytes were never acknowledged (a torn final fragment, or the first lines of an
@@ -388,8 +468,7 @@ class SidecarStore(Closing):
         torn = self._tail.uncommitted_bytes()
         kept = aside_path(self._layout.journal, "tail")
         atomic_write(kept, torn)
-        os.ftruncate(fd, self._tail.end)
-        os.fsync(fd)
+        self._appender.cut_to(self._tail.end)
         line = self._tail.lines + 1
         self._tail.refresh()
         warnings.warn(
@@ -428,15 +507,6 @@ class SidecarStore(Closing):
         finally:
             os.close(fd)
         return False
-
-    def _undo_write(self) -> None:
-        """After a failed write or fsync: cut the partial lines, forget the file position."""
-        if self._wfd is not None:
-            try:
-                os.ftruncate(self._wfd, self._tail.end)
-            finally:
-                self._close_writer()
-                self._tail.close()
 
     def _snapshot_version(self) -> int:
         """Read the snapshot's version (0 without one); only needed when the journal is missing."""
