@@ -9,7 +9,7 @@ import pytest
 
 from skillnb.core.workflow import Workflow
 from skillnb.errors import GateBlocked, StoreCorrupted
-from skillnb.jupyter.widgets import RunView, show_run
+from skillnb.jupyter.widgets import VIEW_MIME, RunView, show_run
 from skillnb.run import Run, open_run
 from skillnb.store import MemoryStore
 from skillnb.store.memory import MemoryData
@@ -241,6 +241,7 @@ def test_mimebundle_has_widget_plain_text_and_escaped_html(
     view = make_view(run)
     bundle = view._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.widget.model_id
+    assert bundle[VIEW_MIME] == {"v": 1}  # JupyterLab's fallback renderer takes the output
     assert bundle["text/plain"] == view.to_text()
     assert bundle["text/plain"].startswith("SKILL.nb run: workflow review, state 'draft'")
     assert run.id not in bundle["text/plain"]

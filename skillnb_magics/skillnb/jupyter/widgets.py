@@ -12,7 +12,10 @@ A request decided elsewhere loses its buttons: its row says who decided it and w
 
 Displayed anywhere without a widget frontend (VS Code without widgets, nbconvert, nbval), it
 falls back to the deterministic ``text/plain`` and escaped ``text/html`` of
-:mod:`skillnb.jupyter.widgets_text` and :mod:`skillnb.jupyter.widgets_render`.
+:mod:`skillnb.jupyter.widgets_text` and :mod:`skillnb.jupyter.widgets_render`. The output
+also carries the marker :data:`VIEW_MIME`, which SKILL.nb's JupyterLab extension renders:
+the live widget while its model is there, the saved ``text/html`` otherwise (after a reload
+without the widget's state), never "model not found".
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ if TYPE_CHECKING:
     from skillnb.core.records import Approval
     from skillnb.run import Run
 
-__all__ = ["DiagramMode", "PendingControls", "RunView", "show_run"]
+__all__ = ["VIEW_MIME", "DiagramMode", "PendingControls", "RunView", "show_run"]
+
+VIEW_MIME = "application/vnd.skillnb.view+json"
+"""The marker MIME type of a run view's output (its data: ``{"v": 1}``)."""
 
 DiagramMode = Literal["auto", "mermaid", "list"]
 """How the state machine is drawn: ``mermaid`` (JupyterLab renders it), ``list`` (built-in)."""
@@ -313,6 +319,7 @@ class RunView:
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_() or {})
+        bundle[VIEW_MIME] = {"v": 1}  # no widget id: saved outputs stay deterministic
         bundle["text/plain"] = self.to_text()
         bundle["text/html"] = self.to_html()
         return bundle
