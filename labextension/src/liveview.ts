@@ -11,14 +11,25 @@
  * Outputs rendered before the kernel's widget manager existed are tried again when the
  * session becomes ready or its kernel changes. Nothing is parsed here: the HTML goes
  * through JupyterLab's HTML renderer (sanitized unless the output is trusted).
+ *
+ * The kernel keeps the saved fallback current: after each change of the run it sends
+ * `{v: 1, models: [widget model ids], data: {'text/html', 'text/plain'}}` on the comm
+ * target `skillnb.view`, and the outputs of those widgets take the new data (so a notebook
+ * saved later shows the run as it is, not as it was when the view was displayed).
  */
-import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import type {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Panel } from '@lumino/widgets';
 
 import { PLUGIN_IDS } from './tokens';
 
+/** The comm target of the views' fresh fallbacks. */
+export const VIEW_TARGET = 'skillnb.view';
 /** The marker MIME type of a run view's output. */
 export const VIEW_MIME_TYPE = 'application/vnd.skillnb.view+json';
 /** ipywidgets' MIME type. */
@@ -51,8 +62,19 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     return (this.node.dataset.skillnbView as Shown | undefined) ?? 'pending';
   }
 
+  /** The ipywidgets model id of the view shown ('' when none). */
+  get modelId(): string {
+    return widgetId(this._model);
+  }
+
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const same = widgetId(model) === this.modelId && this._liveOnScreen();
     this._model = model;
+    if (same) {
+      // New saved data for the widget on screen: only the fallback changes.
+      await this._fallback?.renderModel(model);
+      return;
+    }
     this._graceOver = false;
     this._reset();
     this._fallback?.dispose();
@@ -96,6 +118,15 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     });
     await live.renderModel(model);
     this._settle();
+  }
+
+  /** Take the kernel's fresh fallback `data` into the output (kept when saved). */
+  saveFallback(data: IRenderMime.IMimeModel['data']): void {
+    const model = this._model;
+    if (model === null || this.isDisposed) {
+      return;
+    }
+    model.setData({ data: { ...model.data, ...data } });
   }
 
   dispose(): void {
@@ -167,6 +198,42 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
   private _graceOver = false;
 }
 
+/** The widget model id in an output's data ('' when none). */
+function widgetId(model: IRenderMime.IMimeModel | null): string {
+  const data = model?.data[WIDGET_MIME_TYPE] as
+    { model_id?: unknown } | undefined;
+  return typeof data?.model_id === 'string' ? data.model_id : '';
+}
+
+/** A `skillnb.view` message, checked. */
+export interface ISavedViews {
+  models: string[];
+  data: { 'text/html': string; 'text/plain': string };
+}
+
+/** Read a `skillnb.view` message; `null` when it is not one this version understands. */
+export function parseSavedViews(raw: unknown): ISavedViews | null {
+  if (typeof raw !== 'object' || raw === null) {
+    return null;
+  }
+  const { v, models, data } = raw as Record<string, unknown>;
+  if (
+    v !== 1 ||
+    !Array.isArray(models) ||
+    typeof data !== 'object' ||
+    data === null
+  ) {
+    return null;
+  }
+  const html = (data as Record<string, unknown>)['text/html'];
+  const plain = (data as Record<string, unknown>)['text/plain'];
+  if (typeof html !== 'string' || typeof plain !== 'string') {
+    return null;
+  }
+  const ids = models.filter((m): m is string => typeof m === 'string');
+  return { models: ids, data: { 'text/html': html, 'text/plain': plain } };
+}
+
 /**
  * Take `widget` out of the layout or put it back. Not lumino's `hide()`: ipywidgets hides
  * its renderer when the widget is closed, and that must stay tellable apart.
@@ -183,6 +250,7 @@ export interface ILiveViewHost {
   sessionContext: {
     ready: Promise<void>;
     kernelChanged: { connect(slot: () => void): boolean };
+    session?: { kernel?: Kernel.IKernelConnection | null } | null;
   };
 }
 
@@ -208,8 +276,46 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
   const retry = (): void => {
     window.setTimeout(() => renderers.forEach(r => void r.retry()), 0);
   };
-  host.sessionContext.ready.then(retry).catch(() => undefined);
+  const save = (raw: unknown): void => {
+    const saved = parseSavedViews(raw);
+    if (saved === null) {
+      return;
+    }
+    for (const renderer of renderers) {
+      if (saved.models.includes(renderer.modelId)) {
+        renderer.saveFallback(saved.data);
+      }
+    }
+  };
+  const onCommOpen = (
+    comm: Kernel.IComm,
+    msg: KernelMessage.ICommOpenMsg
+  ): void => {
+    save(msg.content.data);
+    comm.onMsg = message => save(message.content.data);
+  };
+  let kernel: Kernel.IKernelConnection | null = null;
+  const listen = (): void => {
+    const now = host.sessionContext.session?.kernel ?? null;
+    if (now === kernel) {
+      return;
+    }
+    if (kernel !== null && !kernel.isDisposed) {
+      kernel.removeCommTarget(VIEW_TARGET, onCommOpen);
+    }
+    kernel = now;
+    if (kernel !== null && !kernel.isDisposed) {
+      kernel.registerCommTarget(VIEW_TARGET, onCommOpen);
+    }
+  };
+  host.sessionContext.ready
+    .then(() => {
+      listen();
+      retry();
+    })
+    .catch(() => undefined);
   host.sessionContext.kernelChanged.connect(() => {
+    listen();
     window.setTimeout(retry, GRACE_MS);
   });
   return renderers;

@@ -4,13 +4,16 @@ A notebook's run waits for the ``sign_off`` approval; ``%skillnb status`` shows 
 run view with **Approve** / **Reject**. The request is approved from the SKILL.nb panel
 (through the server extension, another process): without any cell being run, the kernel's
 view replaces its buttons by the outcome, within a second (the latency is measured and
-printed; the wait allows a loaded machine a margin). After a page reload, with the kernel
-still running and then with no kernel at all, the saved view is readable: the live widget
-or its saved HTML, never "Error displaying widget: model not found".
+printed; the wait allows a loaded machine a margin), and the output's saved fallback is
+brought up to date too. After a page reload, with the kernel still running and then with
+no kernel at all, the saved view is readable: the live widget or its saved HTML (showing
+the approval), never "Error displaying widget: model not found".
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ VIEW = ".skillnb-run-view"
 LIVE_VIEW = ".jp-skillnb-live-view"
 STATUS_CELL = 1
 MODEL_NOT_FOUND = "model not found"
+VIEW_MIME = "application/vnd.skillnb.view+json"
 
 WATCH_AND_APPROVE = """(index) => {
     const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
@@ -87,6 +91,23 @@ def execution_count(page: Any, index: int) -> Any:
     )
 
 
+def saved_view_text(path: Path, expected: str, timeout_s: float = 15.0) -> str:
+    """The saved ``text/plain`` of the notebook's run view, once it is ``expected``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cells = json.loads(path.read_text())["cells"]
+        saved = [
+            "".join(o["data"]["text/plain"])
+            for c in cells
+            for o in c.get("outputs", [])
+            if VIEW_MIME in o.get("data", {})
+        ]
+        if saved == [expected] or time.monotonic() > deadline:
+            assert saved == [expected]
+            return expected
+        time.sleep(0.3)
+
+
 def assert_readable(page: Any, cell: Any) -> str:
     """The saved view shows (live or as saved HTML) and no widget error is anywhere."""
     check = expect()
@@ -98,7 +119,8 @@ def assert_readable(page: Any, cell: Any) -> str:
         arg=f".jp-Notebook .jp-Cell:nth-child({STATUS_CELL + 1}) {LIVE_VIEW}",
         timeout=30_000,
     )
-    check(holder).to_contain_text("sign_off")
+    check(holder).to_contain_text("approved by ui-tester")
+    check(holder).not_to_contain_text("Pending approvals")
     assert MODEL_NOT_FOUND not in page.locator(".jp-Notebook").inner_text()
     shown: str = holder.get_attribute("data-skillnb-view")
     return shown
@@ -148,9 +170,14 @@ def test_panel_approval_reaches_the_kernel_view_and_saved_views_stay_readable(
     view.scroll_into_view_if_needed()
     page.screenshot(path=str(ui_output / "live-1-approved-from-panel.png"))
 
-    # Reload with the kernel running: the view comes back (live or saved), readable.
+    # The kernel sent the view's fresh fallback: saving keeps the run as it is now.
+    from skillnb.jupyter.widgets_text import render_text
+
+    now = render_text(skillnb.open_run(notebook, memory=False).describe())
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_timeout(500)
+    saved_view_text(notebook, now)
+
+    # Reload with the kernel running: the view comes back (live or saved), readable.
     page.reload()
     check(page.locator(".jp-Notebook .jp-Cell")).to_have_count(2, timeout=60_000)
     shown = assert_readable(page, page.locator(".jp-Notebook .jp-Cell").nth(STATUS_CELL))

@@ -42,6 +42,7 @@ _WATCHED = ("journal.jsonl", "snapshot.json")
 
 Stamp = tuple[tuple[int, int, int] | None, ...]
 Schedule = Callable[[Callable[[], None]], None]
+Published = Callable[[Mapping[str, Any], list["LiveView"]], None]
 
 
 class LiveView(Protocol):
@@ -130,6 +131,8 @@ class RunFeed:
         shell: the IPython shell whose ``post_execute`` event flushes coalesced updates.
         source: how changes from other processes are noticed (default:
             :func:`change_source`), made when the first view registers.
+        published: called with each description and the views it was shown in (e.g. to
+            send the views' fresh fallbacks to the notebook).
 
     """
 
@@ -142,8 +145,10 @@ class RunFeed:
         clock: Callable[[], float] = time.monotonic,
         shell: Any = None,
         source: Callable[[Run], Watchable | None] = change_source,
+        published: Published | None = None,
     ) -> None:
         self.run = run
+        self._published_to = published
         self.refresh_interval = refresh_interval
         self._clock = clock
         self._schedule = schedule if schedule is not None else loop_scheduler()
@@ -247,8 +252,11 @@ class RunFeed:
             view = None
         else:
             self._published = int(view["version"])
-        for live in self.views:
+        views = self.views
+        for live in views:
             live.refresh(view)
+        if view is not None and views and self._published_to is not None:
+            self._published_to(view, views)
 
     def close(self) -> None:
         """Stop watching, unsubscribe, and stop every view (they stay on screen, usable)."""
@@ -276,11 +284,13 @@ class Feeds:
 
     Args:
         shell: the IPython shell (its ``post_execute`` flushes coalesced updates).
+        published: handed to every feed (see :class:`RunFeed`).
 
     """
 
-    def __init__(self, shell: Any = None) -> None:
+    def __init__(self, shell: Any = None, published: Published | None = None) -> None:
         self._shell = shell
+        self._published = published
         self._feeds: list[RunFeed] = []
         atexit.register(self.close)
 
@@ -290,7 +300,7 @@ class Feeds:
             if feed.run is run and not feed.closed:
                 return feed
         self._feeds = [f for f in self._feeds if not f.closed]
-        made = RunFeed(run, shell=self._shell)
+        made = RunFeed(run, shell=self._shell, published=self._published)
         self._feeds.append(made)
         return made
 

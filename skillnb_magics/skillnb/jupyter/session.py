@@ -33,7 +33,7 @@ from skillnb.jupyter.discovery import (
 from skillnb.jupyter.display import Output, build_bundle
 from skillnb.jupyter.inputs import Parameters
 from skillnb.jupyter.live import Feeds
-from skillnb.jupyter.mirror import MirrorChannel, mirrors
+from skillnb.jupyter.mirror import VIEW_TARGET, MirrorChannel, mirrors
 
 if TYPE_CHECKING:
     from skillnb.core.records import Event
@@ -121,8 +121,10 @@ class NotebookSession:
         self._cell: tuple[str | None, dict[str, Any] | None] | None = None
         self._shown_mirror: dict[str, Any] | None = None
         self._view: RunView | None = None
-        self.feeds = Feeds(shell)
+        self.feeds = Feeds(shell, published=self._send_saved_views)
         """One live feed per run, shared by every view shown."""
+        self.view_channel = MirrorChannel(listening=self._frontend_listens, target=VIEW_TARGET)
+        """Where the views' fresh fallbacks go (the JupyterLab extension saves them)."""
         config.observe(self._settings_changed, names=_SETTINGS)
 
     def _frontend_listens(self) -> bool:
@@ -530,6 +532,14 @@ class NotebookSession:
         self._view = show_run(run, feed=self.feeds.feed(run))
         return True
 
+    def _send_saved_views(self, view: Mapping[str, Any], views: list[Any]) -> None:
+        """Send the fresh fallbacks of ``views`` to the notebook (see ``saved_views_message``)."""
+        from skillnb.jupyter.widgets import saved_views_message
+
+        message = saved_views_message(view, views)
+        if message is not None:
+            self.view_channel.send(message)
+
     @property
     def view(self) -> RunView | None:
         """The last ``RunView`` shown (it may have been stopped since)."""
@@ -543,5 +553,6 @@ class NotebookSession:
         """Release the run, the comm and the settings observer (``%unload_ext``)."""
         self.close_run()
         self.feeds.shutdown()
+        self.view_channel.close()
         self.channel.close()
         self.config.unobserve(self._settings_changed, names=_SETTINGS)

@@ -32,16 +32,26 @@ import ipywidgets as w
 from skillnb.errors import ApprovalError, SkillnbError
 from skillnb.jupyter import widgets_render as render
 from skillnb.jupyter.live import RunFeed
+from skillnb.jupyter.mirror import VIEW_TARGET
 from skillnb.jupyter.widgets_text import render_text
 
 if TYPE_CHECKING:
     from skillnb.core.records import Approval
     from skillnb.run import Run
 
-__all__ = ["VIEW_MIME", "DiagramMode", "PendingControls", "RunView", "show_run"]
+__all__ = [
+    "VIEW_MIME",
+    "VIEW_TARGET",
+    "DiagramMode",
+    "PendingControls",
+    "RunView",
+    "saved_views_message",
+    "show_run",
+]
 
 VIEW_MIME = "application/vnd.skillnb.view+json"
 """The marker MIME type of a run view's output (its data: ``{"v": 1}``)."""
+
 
 DiagramMode = Literal["auto", "mermaid", "list"]
 """How the state machine is drawn: ``mermaid`` (JupyterLab renders it), ``list`` (built-in)."""
@@ -361,6 +371,21 @@ class RunView:
         sections = self.widget.children
         for child in (*sections, self.mermaid, self.chips, self.diagram_toggle, self.widget):
             child.close()
+
+
+def saved_views_message(view: Mapping[str, Any], views: list[Any]) -> dict[str, Any] | None:
+    """The fresh ``text/html`` and ``text/plain`` of ``views`` (all showing ``view``).
+
+    ``{"v": 1, "models": [widget model ids], "data": {"text/html": ..., "text/plain": ...}}``:
+    SKILL.nb's JupyterLab extension puts ``data`` into the outputs of those widgets, so a
+    notebook saved later shows the run as it is, not as it was when the view was displayed.
+    ``None`` when none of ``views`` is an open ``RunView``.
+    """
+    models = [v.widget.model_id for v in views if isinstance(v, RunView) and not v.closed]
+    if not models:
+        return None
+    data = {"text/html": render.render_html(view), "text/plain": render_text(view)}
+    return {"v": 1, "models": models, "data": data}
 
 
 def show_run(run: Run, **options: Any) -> RunView:
