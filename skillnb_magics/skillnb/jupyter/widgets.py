@@ -135,8 +135,12 @@ class RunView:
                 shell=shell if shell is not None else _current_shell(),
             )
         self.feed = feed
-        self._unregister = feed.add(self)
+        self._unregister: Callable[[], None] | None = feed.add(self)
         self._following = True
+        # Count the frontend's views of the widget: an output cleared (its cell run again)
+        # leaves the feed, and comes back up to date if it is shown again.
+        self.widget._view_count = 0
+        self.widget.observe(self._shown_count, names="_view_count")
 
     # -- building ------------------------------------------------------------------------
     def _build(self, diagram: DiagramMode) -> None:
@@ -274,6 +278,21 @@ class RunView:
         row.add_class("skillnb-pending-row")
         return PendingControls(approval_id, gate, label, note, approve, reject, row)
 
+    def _shown_count(self, change: Mapping[str, Any]) -> None:
+        if not self._following:
+            return
+        if change["new"] and self._unregister is None:
+            self._unregister = self.feed.add(self)
+            self.refresh()
+        elif not change["new"] and self._unregister is not None:
+            self._unregister()
+            self._unregister = None
+
+    @property
+    def listening(self) -> bool:
+        """Whether the view is registered with its feed (following, and not known hidden)."""
+        return self._unregister is not None
+
     def refresh_if_following(self) -> None:
         """Refresh, unless the view was stopped."""
         if self._following:
@@ -352,7 +371,9 @@ class RunView:
         if not self._following:
             return
         self._following = False
-        self._unregister()
+        if self._unregister is not None:
+            self._unregister()
+            self._unregister = None
         if self._own_feed:
             self.feed.close()
 
