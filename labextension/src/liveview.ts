@@ -26,6 +26,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Panel } from '@lumino/widgets';
 
+import { parseSavedViews } from './savedviews';
 import { PLUGIN_IDS } from './tokens';
 
 /** The comm target of the views' fresh fallbacks. */
@@ -203,35 +204,6 @@ function widgetId(model: IRenderMime.IMimeModel | null): string {
   const data = model?.data[WIDGET_MIME_TYPE] as
     { model_id?: unknown } | undefined;
   return typeof data?.model_id === 'string' ? data.model_id : '';
-}
-
-/** A `skillnb.view` message, checked. */
-export interface ISavedViews {
-  models: string[];
-  data: { 'text/html': string; 'text/plain': string };
-}
-
-/** Read a `skillnb.view` message; `null` when it is not one this version understands. */
-export function parseSavedViews(raw: unknown): ISavedViews | null {
-  if (typeof raw !== 'object' || raw === null) {
-    return null;
-  }
-  const { v, models, data } = raw as Record<string, unknown>;
-  if (
-    v !== 1 ||
-    !Array.isArray(models) ||
-    typeof data !== 'object' ||
-    data === null
-  ) {
-    return null;
-  }
-  const html = (data as Record<string, unknown>)['text/html'];
-  const plain = (data as Record<string, unknown>)['text/plain'];
-  if (typeof html !== 'string' || typeof plain !== 'string') {
-    return null;
-  }
-  const ids = models.filter((m): m is string => typeof m === 'string');
-  return { models: ids, data: { 'text/html': html, 'text/plain': plain } };
 }
 
 /**
