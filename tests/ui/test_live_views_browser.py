@@ -75,7 +75,8 @@ def shut_down_kernels(lab_server: Any, folder: str) -> None:
 
 
 def open_and_run(page: Any, url: str, path: str) -> None:
-    page.goto(f"{url}lab/tree/{path}")
+    """Open ``path`` in a workspace of its own (other tests' notebooks stay closed), run all."""
+    page.goto(f"{url}lab/workspaces/live-views/tree/{path}?reset")
     expect()(page.locator(".jp-Notebook .jp-Cell")).to_have_count(2, timeout=60_000)
     page.wait_for_function(
         "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
