@@ -12,7 +12,7 @@ A request decided elsewhere loses its buttons: its row says who decided it and w
 
 Displayed anywhere without a widget frontend (VS Code without widgets, nbconvert, nbval), it
 falls back to the deterministic ``text/plain`` and escaped ``text/html`` of
-:mod:`skillnb.jupyter.widgets_text` and :mod:`skillnb.jupyter.widgets_render`. The output
+:mod:`skillnb.core.viewtext` and :mod:`skillnb.jupyter.widgets_render`. The output
 also carries the marker :data:`VIEW_MIME`, which SKILL.nb's JupyterLab extension renders:
 the live widget while its model is there, the saved ``text/html`` otherwise (after a reload
 without the widget's state), never "model not found".
@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as w
 
+from skillnb.core.viewtext import render_text
 from skillnb.errors import ApprovalError, SkillnbError
 from skillnb.jupyter import widgets_render as render
 from skillnb.jupyter.live import RunFeed
 from skillnb.jupyter.mirror import VIEW_TARGET
-from skillnb.jupyter.widgets_text import render_text
 
 if TYPE_CHECKING:
     from skillnb.core.records import Approval
