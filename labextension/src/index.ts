@@ -19,6 +19,7 @@ import { approvalHandlers, keepFromPanel } from './actions';
 import { registerCommands } from './commands';
 import { runIcon } from './icons';
 import { KeepSuggestions } from './keep';
+import { liveViewPlugin } from './liveview';
 import { NotebookMirror } from './mirrorconnector';
 import { RunModel } from './model';
 import { RunPanel } from './panel';
@@ -130,4 +131,4 @@ const mirrorPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [panelPlugin, commandsPlugin, mirrorPlugin];
+export default [panelPlugin, commandsPlugin, mirrorPlugin, liveViewPlugin];

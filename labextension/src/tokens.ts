@@ -16,7 +16,8 @@ export const PLUGIN_IDS = {
   commands: 'skillnb:plugin',
   panel: 'skillnb:panel',
   mirror: 'skillnb:mirror',
-  mime: 'skillnb:mime'
+  mime: 'skillnb:mime',
+  liveViews: 'skillnb:live-views'
 } as const;
 
 /** Command ids, also listed in the command palette and the notebook toolbar. */

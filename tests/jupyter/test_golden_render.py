@@ -59,3 +59,18 @@ def test_the_panel_uses_the_same_marks() -> None:
     block = source.split("export const MARKS", 1)[1].split("};", 1)[0]
     panel = dict(re.findall(r"(\w+): '([^']+)'", block))
     assert panel == dict(MARKS)
+
+
+def test_an_approval_gate_with_a_pending_request_waits_and_one_without_is_blocked() -> None:
+    view = load_fixture()
+    waiting = "      ⏳ sign_off (approval): waiting for approval (Publish the report?)"
+    assert waiting in render_text(view).splitlines()
+    assert any(line.startswith("      ⏳ sign_off") for line in status_lines(view, target="g"))
+    page = render_html(view)
+    assert "⏳ <b>sign_off</b>" in page
+    assert "var(--skillnb-waiting" in page
+    decided = {**view, "pending": []}  # the request was decided or withdrawn: the gate blocks
+    text = render_text(decided).splitlines()
+    blocked = "      ✗ sign_off (approval): waiting for approval"
+    assert any(line.startswith(blocked) for line in text)
+    assert "⏳ <b>sign_off</b>" not in render_html(decided)

@@ -1,4 +1,4 @@
-"""The session keeps one live ``RunView``: a newer one stops the older, which stays usable."""
+"""Every ``RunView`` the session shows follows the run through the run's one feed."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _widget_outputs(shell: RaisingShell) -> int:
     return sum(WIDGET_MIME in o["data"] for o in shell.display_pub.outputs)
 
 
-def test_each_new_view_stops_the_previous_one(
+def test_every_view_follows_the_run_through_one_feed(
     kernel_shell: ZMQInteractiveShell, tmp_path: Path
 ) -> None:
     session = _session(kernel_shell)
@@ -63,30 +63,38 @@ def test_each_new_view_stops_the_previous_one(
         cell(kernel_shell, "%%formalize budget\n1200")
         cell(kernel_shell, "%skillnb status")
         first = latest()
-        assert first.live
         cell(kernel_shell, "%skillnb status")
         second = latest()
-        assert second is not first
-        assert (first.live, second.live) == (False, True)
         cell(kernel_shell, "%resume")
         third = latest()
-        assert (second.live, third.live) == (False, True)
         with pytest.raises(GateBlocked):
             cell(kernel_shell, "%%gate --name ship --requires owner\npass")
         blocked = latest()
-        assert (third.live, blocked.live) == (False, True)
+        assert len(set(map(id, shown))) == 4
+        assert all(view.live for view in shown)
         assert _widget_outputs(kernel_shell) == 4
+        [feed] = session.feeds.open  # one subscription for the run, not one per view
+        assert feed.views == shown
+        assert {id(view.feed) for view in shown} == {id(feed)}
 
+        before = feed.publishes
         code = "from skillnb.jupyter.extension import current_run\n"
         cell(kernel_shell, code + "current_run().formalize('owner', 1)")
-        assert "owner" in blocked.facts.value  # the live one follows the run
-        assert "owner" not in first.facts.value  # a stopped one does not...
-        first.refresh_button.click()
-        assert "owner" in first.facts.value  # ...but its buttons still work
+        assert all("owner" in view.facts.value for view in shown)  # every view follows
+        assert feed.publishes == before + 1  # the run was described once for all of them
+
+        second.close()
+        assert second not in feed.views
+        third.stop()
+        assert not third.live
+        assert feed.views == [first, blocked]
+        third.refresh_button.click()  # a stopped view stays usable
 
         (tmp_path / "other.ipynb").write_text("{}")
         cell(kernel_shell, f"%skillnb use {tmp_path / 'other.ipynb'}")
-        assert not blocked.live  # the run it followed is no longer the session's
+        assert feed.closed  # the run it followed is no longer the session's
+        assert not blocked.live
+        assert session.feeds.open == []
     finally:
         for view in shown:
             view.close()

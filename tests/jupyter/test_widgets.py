@@ -9,7 +9,7 @@ import pytest
 
 from skillnb.core.workflow import Workflow
 from skillnb.errors import GateBlocked, StoreCorrupted
-from skillnb.jupyter.widgets import RunView, show_run
+from skillnb.jupyter.widgets import VIEW_MIME, RunView, show_run
 from skillnb.run import Run, open_run
 from skillnb.store import MemoryStore
 from skillnb.store.memory import MemoryData
@@ -118,7 +118,10 @@ def test_approve_button_records_the_approval_and_refreshes(
     ]
     assert run.pending() == []
     assert view.controls == {}
-    assert view.pending.children == ()
+    (settled,) = view.pending.children  # the buttons gave way to the outcome
+    assert "skillnb-settled-row" in settled._dom_classes
+    assert "✓ approved by tester at " in settled.value
+    assert "(looks fine)" in settled.value
     assert "boss: approved by tester" in view.message.value
 
     outcome = run.run_gated("submit", body=lambda: "sent", key="gate:submit")
@@ -140,7 +143,7 @@ def test_reject_button_records_a_rejection_with_the_configured_user(
         run.run_gated("submit", body=lambda: None, key="gate:submit")
 
 
-def test_refused_approval_shows_the_error_and_drops_the_stale_row(
+def test_a_stale_button_gives_a_calm_info_line_and_the_outcome(
     run: Run, data: MemoryData, make_view: Callable[..., RunView]
 ) -> None:
     block_on_approval(run)
@@ -148,8 +151,11 @@ def test_refused_approval_shows_the_error_and_drops_the_stale_row(
     other = open_run(store=MemoryStore(data), user="bob", memory=False)  # e.g. the CLI
     other.approve("boss", by="bob")
     next(iter(view.controls.values())).approve.click()
-    assert "already approved by bob" in view.message.value
+    assert "boss was already decided: ✓ approved by bob at " in view.message.value
+    assert "skillnb-message-info" in view.message.value  # not an error
     assert view.controls == {}
+    (settled,) = view.pending.children
+    assert "approved by bob" in settled.value
     assert [a.decided_by for a in run.snapshot.approvals.values()] == ["bob"]
 
 
@@ -235,6 +241,7 @@ def test_mimebundle_has_widget_plain_text_and_escaped_html(
     view = make_view(run)
     bundle = view._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.widget.model_id
+    assert bundle[VIEW_MIME] == {"v": 1}  # JupyterLab's fallback renderer takes the output
     assert bundle["text/plain"] == view.to_text()
     assert bundle["text/plain"].startswith("SKILL.nb run: workflow review, state 'draft'")
     assert run.id not in bundle["text/plain"]

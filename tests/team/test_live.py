@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pg import PgServer, run_name
@@ -79,6 +80,36 @@ def test_a_follower_hands_changes_to_the_event_loop(pg_server: PgServer) -> None
     asyncio.run(asyncio.wait_for(follow(), timeout=60))
     assert loop_scheduler() is None  # outside a loop there is nowhere to hand changes to
     writer.close()
+
+
+def test_views_of_a_team_run_share_one_feed_woken_by_notify(pg_server: PgServer) -> None:
+    from skillnb.jupyter.live import RunFeed
+    from skillnb.jupyter.widgets import RunView
+    from skillnb.run import open_run
+
+    name = run_name("feed")
+    run = open_run(store=pg_server.url, name=name, user="kernel", memory=False)
+    run.formalize("budget", 1)
+    handed: list[Callable[[], None]] = []
+    feed = RunFeed(run, schedule=handed.append, refresh_interval=0.0)
+    views = [RunView(run, feed=feed), RunView(run, feed=feed)]
+    assert feed.watching
+    other = open_run(store=pg_server.url, name=name, user="cli", memory=False)
+    time.sleep(0.3)  # the watcher is listening
+    other.formalize("owner", "carol")  # another machine's change
+    deadline = time.monotonic() + 30
+    while not handed and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for callback in handed:
+        callback()
+    assert feed.publishes == 1
+    assert all("owner" in view.facts.value for view in views)
+    for view in views:
+        view.close()
+    assert not feed.watching
+    feed.close()
+    other.close()
+    run.close()
 
 
 def _listed(url: str, name: str) -> int:

@@ -63,7 +63,13 @@ def saved_notebook(path: Path, timeout_s: float = 10.0, fact: str = "budget") ->
     """The notebook file once its run mirror holds ``fact`` (JupyterLab saves asynchronously)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        data: dict[str, Any] = json.loads(path.read_text())
+        try:
+            data: dict[str, Any] = json.loads(path.read_text())
+        except ValueError:  # caught in the middle of a save: read again
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+            continue
         facts = data["metadata"].get("skillnb", {}).get("facts", {})
         if fact in facts or time.monotonic() > deadline:
             return data

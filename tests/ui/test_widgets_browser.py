@@ -2,10 +2,10 @@
 
 A notebook loads the extension, defines a workflow whose ``submit`` needs an approval, shows
 the view (``%skillnb status``) and runs the gated cell, which gets blocked and shows a view of
-its own. Only the newest view follows the run: the older one stops (it stays on screen and
-its buttons work). The blocked cell's view shows the pending request; **Approve** records the
-approval in the sidecar; running the gated cell again passes, and the older view's
-**Refresh** shows the run in ``review``.
+its own. Both views follow the run. The blocked cell's view shows the pending request;
+**Approve** records the approval in the sidecar, and both views trade their buttons for the
+outcome; running the gated cell again passes, and the status view shows the run in
+``review`` without being run again.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_run_view_approve_and_pass(
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
     # The view shown by `%skillnb status` has the current state. The gate cell, blocked after
-    # it, shows a view of its own, which now follows the run; the older one stopped.
+    # it, shows a view of its own; both follow the run.
     cells = page.locator(".jp-Notebook .jp-Cell")
     status_view = cells.nth(STATUS_CELL).locator(VIEW)
     check(status_view).to_have_count(1, timeout=KERNEL_START_MS)
@@ -106,7 +106,7 @@ def test_run_view_approve_and_pass(
     approve = view.get_by_role("button", name="Approve")
     check(approve).to_have_count(1)
     check(view.locator(".skillnb-pending-row")).to_contain_text("Send the draft to review?")
-    check(status_view.get_by_role("button", name="Approve")).to_have_count(0)  # stopped
+    check(status_view.get_by_role("button", name="Approve")).to_have_count(1)  # live too
 
     # The state machine is drawn by JupyterLab's mermaid renderer inside the view.
     diagram = view.locator(".jp-RenderedMermaid figure img[src^='data:image/svg+xml']")
@@ -124,6 +124,8 @@ def test_run_view_approve_and_pass(
     approve.click()
     check(view.get_by_role("button", name="Approve")).to_have_count(0)
     check(view).to_contain_text("boss: approved by ui-tester")
+    check(status_view.get_by_role("button", name="Approve")).to_have_count(0)
+    check(status_view.locator(".skillnb-settled-row")).to_contain_text("approved by ui-tester")
     run = skillnb.open_run(notebook, memory=False)
     [approval] = [a for a in run.snapshot.approvals.values() if a.gate == "boss"]
     assert (approval.status, approval.decided_by, approval.note) == (
@@ -132,15 +134,13 @@ def test_run_view_approve_and_pass(
         "fine by me",
     )
 
-    # The gated cell now passes; the stopped view's Refresh shows the run in "review".
+    # The gated cell now passes (its new output replaces its view); the status view follows.
     run_cell(page, GATE_CELL)
     check(gate_cell.locator(".jp-OutputArea-output")).to_contain_text("submit: draft → review")
     stderr = gate_cell.locator("[data-mime-type='application/vnd.jupyter.stderr']")
     check(stderr).to_have_count(0)
     assert skillnb.open_run(notebook, memory=False).state == "review"
-    check(status_view.locator(".skillnb-current-state")).to_have_text("draft")
-    status_view.get_by_role("button", name="Refresh").click()
-    check(status_view.locator(".skillnb-current-state")).to_have_text("review", timeout=30_000)
+    check(status_view.locator(".skillnb-current-state")).to_have_text("review")
     check(status_view.locator(".skillnb-next-blocked")).to_have_count(0)
     status_view.scroll_into_view_if_needed()
     page.screenshot(path=str(ui_output / "widgets-2-approved-and-passed.png"))

@@ -35,6 +35,7 @@ __all__ = [
     "history_line",
     "pending_lines",
     "render_text",
+    "result_status",
     "thread_detail",
     "thread_interrupts",
     "uncertain_lines",
@@ -95,6 +96,20 @@ def gate_status(passed: bool | None, severity: str) -> str:
     if passed:
         return "passing"
     return "warning" if severity == "warn" else "blocked"
+
+
+def result_status(result: Mapping[str, Any], view: View) -> str:
+    """Classify one gate result in its view: an approval gate whose request is pending waits.
+
+    ``waiting`` (``⏳``) instead of ``blocked`` when the gate is an approval gate and the view
+    lists its request as pending: nothing is wrong, someone has to decide.
+    """
+    status = gate_status(result.get("passed"), str(result.get("severity")))
+    if status == "blocked" and result.get("kind") == "approval":
+        pending = {str(p.get("gate")) for p in view.get("pending") or []}
+        if str(result.get("gate")) in pending:
+            return "waiting"
+    return status
 
 
 def gate_reason(result: Mapping[str, Any], view: View) -> str:
@@ -199,7 +214,7 @@ def _text_states(view: View) -> list[str]:
         lines.append(f"  {mark(status)} {move['trigger']} → {move['to']}: {status}")
         for gate in move.get("gates") or []:
             if gate.get("passed") is not True:
-                gate_mark = mark(gate_status(gate.get("passed"), str(gate.get("severity"))))
+                gate_mark = mark(result_status(gate, view))
                 reason = clip(gate_reason(gate, view))
                 lines.append(f"      {gate_mark} {gate['gate']} ({gate['kind']}): {reason}")
     return lines
@@ -217,7 +232,7 @@ def _text_report(view: View) -> list[str]:
     if earlier:  # history now: the reasons no longer apply
         return lines
     for r in report.get("results") or []:
-        result_mark = mark(gate_status(r.get("passed"), str(r.get("severity"))))
+        result_mark = mark(result_status(r, view))
         lines.append(
             f"  {result_mark} {r['gate']} [{r['kind']}, {r['severity']}]: "
             f"{clip(gate_reason(r, view))}"

@@ -1,10 +1,12 @@
-"""Live updates for views of a team run: woken by the database, never polling (edge layer).
+"""The watcher thread behind live views: it notices, the event loop handles (edge layer).
 
-A run in a team store can change from another machine at any moment. :class:`ChangeFollower`
-waits on the store's ``LISTEN``/``NOTIFY`` channel (:meth:`PostgresStore.wait_for_change`)
-in a daemon thread, with a store object of its own, and hands each change to ``schedule``,
-which runs the callback where the run may be touched: the kernel's event loop, between
-cells. Sidecar runs have no such channel; their views follow the kernel's own commits.
+A run can change in another process at any moment. :class:`ChangeFollower` waits on a
+:class:`Watchable` in a daemon thread, with a store object of its own: a team store's
+``LISTEN``/``NOTIFY`` channel (:meth:`PostgresStore.wait_for_change`, woken by the database),
+or a ``stat`` poll of a sidecar's files (:class:`skillnb.jupyter.live.JournalStat`). It hands
+each change to ``schedule``, which runs the callback where the run may be touched: the
+kernel's event loop, between cells. :mod:`skillnb.jupyter.live` shares one follower among
+every view of a run.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class ChangeFollower:
         store: a store object for the follower alone (it is closed on :meth:`stop`).
         on_change: what to do after a change (e.g. refresh a view).
         schedule: runs a callback in the right thread.
+        wait: seconds per wait: how soon a stop is noticed (a change wakes it at once).
 
     """
 
@@ -67,8 +70,10 @@ class ChangeFollower:
         store: Watchable,
         on_change: Callable[[], None],
         schedule: Callable[[Callable[[], None]], None],
+        wait: float = _WAIT,
     ) -> None:
         self._store = store
+        self._wait = wait
         self._on_change = on_change
         self._schedule = schedule
         self._stopped = threading.Event()
@@ -89,7 +94,7 @@ class ChangeFollower:
             try:
                 if seen is None:
                     seen = self._store.head()
-                head = self._store.wait_for_change(seen, _WAIT)
+                head = self._store.wait_for_change(seen, self._wait)
             except SkillnbError:
                 seen = None  # read the head again once the server is back
                 self._stopped.wait(_AFTER_ERROR)
@@ -106,7 +111,7 @@ class ChangeFollower:
     def stop(self) -> None:
         """Stop following: no callback is handed on after this returns.
 
-        The thread notices within one wait (at most ten seconds, at once on a change) and then
+        The thread notices within one wait (``wait`` seconds, at once on a change) and then
         closes its store; nothing waits for it.
         """
         self._stopped.set()

@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from skillnb.run import Run
 
-__all__ = ["MIRROR_TARGET", "MirrorChannel", "cell_text", "mirrors"]
+__all__ = ["MIRROR_TARGET", "VIEW_TARGET", "MirrorChannel", "cell_text", "mirrors"]
 
 MIRROR_TARGET = "skillnb.mirror"
 """The comm target name the JupyterLab extension registers."""
+VIEW_TARGET = "skillnb.view"
+"""The comm target of run views' fresh fallbacks (``skillnb.jupyter.widgets``)."""
 
 CommFactory = Callable[..., Any]
 
@@ -43,13 +45,18 @@ class MirrorChannel:
     Args:
         create: makes a comm (default :func:`comm.create_comm`); injectable for tests.
         listening: tells whether a frontend may have registered the target (default: always).
+        target: the comm target (default ``skillnb.mirror``).
 
     """
 
     def __init__(
-        self, create: CommFactory | None = None, listening: Callable[[], bool] | None = None
+        self,
+        create: CommFactory | None = None,
+        listening: Callable[[], bool] | None = None,
+        target: str = MIRROR_TARGET,
     ) -> None:
         self._create = create or _create_comm
+        self.target = target
         self._listening = listening
         self._comm: Any = None
         self.sent = 0
@@ -69,7 +76,7 @@ class MirrorChannel:
             return
         if self._comm is None or getattr(self._comm, "_closed", False):
             # A frontend without the target closes the comm; the next change tries again.
-            self._comm = self._create(target_name=MIRROR_TARGET, data=message)
+            self._comm = self._create(target_name=self.target, data=message)
         else:
             self._comm.send(message)
         self.sent += 1

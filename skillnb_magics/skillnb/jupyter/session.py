@@ -6,8 +6,8 @@ sidecar, ``SkillNB.state_dir`` or ``%skillnb use PATH``), opens it on first need
 current cell (its id, and whether a magic is running a nested cell), collects the events the
 run commits so each output carries them, publishes display bundles and sends the metadata
 mirror after each cell that changed the run. Every run it opens (or rebuilds) gets tqdm
-progress bars for its batch loops, and it keeps the last interactive ``RunView`` it showed,
-stopping it when a newer one is shown so old views do not all keep following the run.
+progress bars for its batch loops, and it keeps one live feed per run
+(:class:`~skillnb.jupyter.live.Feeds`) that every interactive ``RunView`` it shows follows.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from skillnb.jupyter.discovery import (
 )
 from skillnb.jupyter.display import Output, build_bundle
 from skillnb.jupyter.inputs import Parameters
-from skillnb.jupyter.mirror import MirrorChannel, mirrors
+from skillnb.jupyter.live import Feeds
+from skillnb.jupyter.mirror import VIEW_TARGET, MirrorChannel, mirrors
 
 if TYPE_CHECKING:
     from skillnb.core.records import Event
     from skillnb.core.workflow import Workflow
     from skillnb.jupyter.config import SkillNB
-    from skillnb.jupyter.follow import ChangeFollower
     from skillnb.jupyter.widgets import RunView
     from skillnb.run import Run
 
@@ -121,7 +121,10 @@ class NotebookSession:
         self._cell: tuple[str | None, dict[str, Any] | None] | None = None
         self._shown_mirror: dict[str, Any] | None = None
         self._view: RunView | None = None
-        self._follower: ChangeFollower | None = None
+        self.feeds = Feeds(shell, published=self._send_saved_views)
+        """One live feed per run, shared by every view shown."""
+        self.view_channel = MirrorChannel(listening=self._frontend_listens, target=VIEW_TARGET)
+        """Where the views' fresh fallbacks go (the JupyterLab extension saves them)."""
         config.observe(self._settings_changed, names=_SETTINGS)
 
     def _frontend_listens(self) -> bool:
@@ -514,7 +517,8 @@ class NotebookSession:
     def show_view(self, run: Run) -> bool:
         """Show the interactive ``RunView`` when enabled and a widget frontend is there.
 
-        The previously shown view stops following the run: only the newest one stays live.
+        Every view shown follows the run through the run's one feed (views shown before
+        stay live too).
         """
         if not self.config.widgets:
             return False
@@ -525,20 +529,16 @@ class NotebookSession:
             return False
         if not has_widget_frontend(self.shell):
             return False
-        self.stop_view()
-        self._view = show_run(run)
-        self._follow(run, self._view)
+        self._view = show_run(run, feed=self.feeds.feed(run))
         return True
 
-    def _follow(self, run: Run, view: RunView) -> None:
-        """Keep ``view`` current with a team run's changes from other machines (NOTIFY)."""
-        from skillnb.jupyter.follow import ChangeFollower, loop_scheduler
+    def _send_saved_views(self, view: Mapping[str, Any], views: list[Any]) -> None:
+        """Send the fresh fallbacks of ``views`` to the notebook (see ``saved_views_message``)."""
+        from skillnb.jupyter.widgets import saved_views_message
 
-        watcher = getattr(run.store, "watcher", None)
-        schedule = loop_scheduler()
-        if watcher is None or schedule is None:
-            return  # a sidecar run, or no event loop to refresh on: the view follows commits
-        self._follower = ChangeFollower(watcher(), view.refresh_if_following, schedule)
+        message = saved_views_message(view, views)
+        if message is not None:
+            self.view_channel.send(message)
 
     @property
     def view(self) -> RunView | None:
@@ -546,15 +546,13 @@ class NotebookSession:
         return self._view
 
     def stop_view(self) -> None:
-        """Stop the last ``RunView`` from following the run (it stays on screen, usable)."""
-        if self._view is not None:
-            self._view.stop()
-        if self._follower is not None:
-            self._follower.stop()
-            self._follower = None
+        """Stop every ``RunView`` shown from following its run (they stay on screen, usable)."""
+        self.feeds.close()
 
     def close(self) -> None:
         """Release the run, the comm and the settings observer (``%unload_ext``)."""
         self.close_run()
+        self.feeds.shutdown()
+        self.view_channel.close()
         self.channel.close()
         self.config.unobserve(self._settings_changed, names=_SETTINGS)

@@ -5,12 +5,17 @@ refresh); every rule stays in the :class:`~skillnb.run.Run`. It shows the workfl
 machine (mermaid, drawn by JupyterLab's Markdown renderer, or a built-in list of states), the
 transitions out of the current state coloured by gate status, pending approvals with
 **Approve** / **Reject** buttons, the last gate report, the facts, batches and the recent
-history. It subscribes to the run, so it updates while cells change the run, and it
-unsubscribes when closed.
+history. It follows the run through the run's :class:`~skillnb.jupyter.live.RunFeed` (one per
+run, shared by every view of it), so it updates while cells change the run and when another
+process does (the panel, the CLI, another kernel); it unregisters when stopped or closed.
+A request decided elsewhere loses its buttons: its row says who decided it and when.
 
 Displayed anywhere without a widget frontend (VS Code without widgets, nbconvert, nbval), it
 falls back to the deterministic ``text/plain`` and escaped ``text/html`` of
-:mod:`skillnb.core.viewtext` and :mod:`skillnb.jupyter.widgets_render`.
+:mod:`skillnb.core.viewtext` and :mod:`skillnb.jupyter.widgets_render`. The output
+also carries the marker :data:`VIEW_MIME`, which SKILL.nb's JupyterLab extension renders:
+the live widget while its model is there, the saved ``text/html`` otherwise (after a reload
+without the widget's state), never "model not found".
 """
 
 from __future__ import annotations
@@ -19,25 +24,46 @@ import html
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as w
 
 from skillnb.core.viewtext import render_text
-from skillnb.errors import SkillnbError
+from skillnb.errors import ApprovalError, SkillnbError
 from skillnb.jupyter import widgets_render as render
+from skillnb.jupyter.live import RunFeed
+from skillnb.jupyter.mirror import VIEW_TARGET
 
 if TYPE_CHECKING:
-    from skillnb.core.records import Event
+    from skillnb.core.records import Approval
     from skillnb.run import Run
 
-__all__ = ["DiagramMode", "PendingControls", "RunView", "show_run"]
+__all__ = [
+    "VIEW_MIME",
+    "VIEW_TARGET",
+    "DiagramMode",
+    "PendingControls",
+    "RunView",
+    "saved_views_message",
+    "show_run",
+]
+
+VIEW_MIME = "application/vnd.skillnb.view+json"
+"""The marker MIME type of a run view's output (its data: ``{"v": 1}``)."""
+
 
 DiagramMode = Literal["auto", "mermaid", "list"]
 """How the state machine is drawn: ``mermaid`` (JupyterLab renders it), ``list`` (built-in)."""
 
 _DIAGRAM = "mermaid"
 _LIST = "list"
+_TONES = {
+    "ok": render.STATUS_COLOURS["passing"],
+    "info": render.STATUS_COLOURS["unknown"],
+    "error": render.STATUS_COLOURS["blocked"],
+}
+_OUTCOME_MARKS = {"approved": "✓", "consumed": "✓", "rejected": "✗", "expired": "⌛"}
 
 
 @dataclass
@@ -68,6 +94,9 @@ class RunView:
         diagram: ``auto`` draws the machine with mermaid when there is one, with a toggle to
             the built-in list; ``list`` starts on the list.
         by: who decisions are attributed to (default: ``run.user``).
+        feed: the run's shared :class:`~skillnb.jupyter.live.RunFeed` (a notebook session
+            keeps one per run); without one the view makes a feed of its own, from the
+            three options below, and closes it with the view.
         refresh_interval: live updates closer together than this (seconds) are coalesced;
             the last one is shown when the cell finishes.
         clock: monotonic seconds (injectable for tests).
@@ -82,27 +111,36 @@ class RunView:
         *,
         diagram: DiagramMode = "auto",
         by: str | None = None,
+        feed: RunFeed | None = None,
         refresh_interval: float = 0.25,
         clock: Callable[[], float] = time.monotonic,
         shell: Any = None,
     ) -> None:
         self.run = run
         self.user = by or run.user
-        self.refresh_interval = refresh_interval
-        self._clock = clock
-        self._last_refresh = float("-inf")
-        self._dirty = False
         self._read_failed = False
         self.closed = False
         self.view: Mapping[str, Any] = {}
         self.controls: dict[str, PendingControls] = {}
+        self.settled: dict[str, w.HTML] = {}
+        """Rows of requests this view offered that were decided since: who, what, when."""
         self._build(diagram)
         self.refresh()
-        self._unsubscribe = run.subscribe(self._on_change)
+        self._own_feed = feed is None
+        if feed is None:
+            feed = RunFeed(
+                run,
+                refresh_interval=refresh_interval,
+                clock=clock,
+                shell=shell if shell is not None else _current_shell(),
+            )
+        self.feed = feed
+        self._unregister: Callable[[], None] | None = feed.add(self)
         self._following = True
-        self._shell = shell if shell is not None else _current_shell()
-        if self._shell is not None:
-            self._shell.events.register("post_execute", self._flush)
+        # Count the frontend's views of the widget: an output cleared (its cell run again)
+        # leaves the feed, and comes back up to date if it is shown again.
+        self.widget._view_count = 0
+        self.widget.observe(self._shown_count, names="_view_count")
 
     # -- building ------------------------------------------------------------------------
     def _build(self, diagram: DiagramMode) -> None:
@@ -159,16 +197,15 @@ class RunView:
             self.diagram.children = (self.diagram_toggle, self.chips)
 
     # -- refreshing ----------------------------------------------------------------------
-    def refresh(self) -> None:
-        """Read the run again and update every section."""
-        self._dirty = False
-        self._last_refresh = self._clock()
-        try:
-            view = self.run.describe()
-        except SkillnbError as exc:  # e.g. a damaged sidecar: say so in place of the update
-            self._show_message(f"cannot read the run: {exc}", ok=False)
-            self._read_failed = True
-            return
+    def refresh(self, view: Mapping[str, Any] | None = None) -> None:
+        """Show ``view`` (a ``Run.describe()``), or read the run again, in every section."""
+        if view is None:
+            try:
+                view = self.run.describe()
+            except SkillnbError as exc:  # e.g. a damaged sidecar: say so in place of the update
+                self._show_message(f"cannot read the run: {exc}", tone="error")
+                self._read_failed = True
+                return
         if self._read_failed:
             self._read_failed = False
             self.message.value = ""
@@ -189,19 +226,38 @@ class RunView:
     def _refresh_pending(self, pending: list[Mapping[str, Any]]) -> None:
         wanted = [str(p["id"]) for p in pending]
         for gone in [k for k in self.controls if k not in wanted]:
-            _close_controls(self.controls.pop(gone))
+            left = self.controls.pop(gone)
+            self._settle(left)
+            _close_controls(left)
         for p in pending:
             controls = self.controls.get(str(p["id"]))
             if controls is None:
                 controls = self._controls_for(p)
                 self.controls[controls.approval_id] = controls
             controls.label.value = _pending_label(p)
-        self.pending.children = tuple(self.controls[k].row for k in wanted)
+        rows: list[w.Widget] = [self.controls[k].row for k in wanted]
+        self.pending.children = (*rows, *self.settled.values())
         self.pending_title.value = (
             f"<b>Pending approvals</b> <small>(deciding as {_esc(self.user)})</small>"
             if wanted
-            else ""
+            else ("<b>Approvals</b>" if self.settled else "")
         )
+
+    def _settle(self, controls: PendingControls) -> None:
+        """Replace the buttons of a request that left the pending list by its outcome."""
+        outcome = self.outcome(controls.approval_id)
+        if outcome is None:  # gone without a decision (e.g. the run was replaced)
+            return
+        row = w.HTML(f"{controls.label.value} — {_esc(outcome)}")
+        row.add_class("skillnb-settled-row")
+        self.settled[controls.approval_id] = row
+
+    def outcome(self, approval_id: str) -> str | None:
+        """``"✓ approved by alice at 12:03"`` for a decided request, else ``None``."""
+        record = self.run.journal.state.approvals.get(approval_id)
+        if record is None or record.status == "pending":
+            return None
+        return _outcome_text(record)
 
     def _controls_for(self, p: Mapping[str, Any]) -> PendingControls:
         approval_id, gate = str(p["id"]), str(p["gate"])
@@ -222,50 +278,64 @@ class RunView:
         row.add_class("skillnb-pending-row")
         return PendingControls(approval_id, gate, label, note, approve, reject, row)
 
-    def _on_change(self, _run: Run, _events: list[Event]) -> None:
+    def _shown_count(self, change: Mapping[str, Any]) -> None:
         if not self._following:
             return
-        if self._clock() - self._last_refresh >= self.refresh_interval:
+        if change["new"] and self._unregister is None:
+            self._unregister = self.feed.add(self)
             self.refresh()
-        else:
-            self._dirty = True
+        elif not change["new"] and self._unregister is not None:
+            self._unregister()
+            self._unregister = None
+
+    @property
+    def listening(self) -> bool:
+        """Whether the view is registered with its feed (following, and not known hidden)."""
+        return self._unregister is not None
 
     def refresh_if_following(self) -> None:
-        """Refresh, unless the view was stopped (a change made elsewhere, e.g. on a team run)."""
+        """Refresh, unless the view was stopped."""
         if self._following:
-            self.refresh()
-
-    def _flush(self, *_args: object) -> None:
-        """Show an update that was coalesced (called after each cell)."""
-        if self._dirty and self._following:
             self.refresh()
 
     # -- intents -------------------------------------------------------------------------
     def decide(self, approval_id: str, *, approve: bool) -> None:
         """Approve or reject the pending request ``approval_id`` (what the buttons call).
 
-        The run decides whether the decision is accepted; a refusal (an ``ApprovalError``:
-        stale, repeated, ...) is shown in the view, not raised.
+        The run decides whether the decision is accepted. A request decided elsewhere in
+        the meantime (a stale button) gets a calm info line saying how it was decided; any
+        other refusal (an ``ApprovalError``: early, repeated, ...) is shown in the view, not
+        raised.
         """
         controls = self.controls.get(approval_id)
-        if controls is None:
-            self._show_message(f"request {approval_id} is no longer pending", ok=False)
+        settled = self.outcome(approval_id)
+        if controls is None or settled is not None:
             self.refresh()
+            gate = controls.gate if controls is not None else "request"
+            said = f"{gate} was already decided: {settled}" if settled else "no longer pending"
+            self._show_message(said, tone="info")
             return
         note = controls.note.value.strip() or None
         decide = self.run.approve if approve else self.run.reject
         try:
             decision = decide(controls.gate, by=self.user, note=note, request=approval_id)
+        except ApprovalError as exc:
+            settled = self.outcome(approval_id)  # decided elsewhere a moment ago: a race
+            if settled is not None:
+                self._show_message(f"{controls.gate} was already decided: {settled}", tone="info")
+            else:
+                self._show_message(str(exc), tone="error")
         except SkillnbError as exc:
-            self._show_message(str(exc), ok=False)
+            self._show_message(str(exc), tone="error")
         else:
             done = f"{decision.gate}: {decision.status} by {decision.decided_by}"
-            self._show_message(done, ok=True)
+            self._show_message(done, tone="ok")
         self.refresh()
 
-    def _show_message(self, text: str, *, ok: bool) -> None:
-        colour = render.STATUS_COLOURS["passing" if ok else "blocked"]
-        self.message.value = f'<div style="color:{colour}">{_esc(text)}</div>'
+    def _show_message(self, text: str, *, tone: Literal["ok", "info", "error"]) -> None:
+        self.message.value = (
+            f'<div class="skillnb-message-{tone}" style="color:{_TONES[tone]}">{_esc(text)}</div>'
+        )
 
     # -- fallbacks -----------------------------------------------------------------------
     def to_text(self) -> str:
@@ -278,6 +348,7 @@ class RunView:
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_() or {})
+        bundle[VIEW_MIME] = {"v": 1}  # no widget id: saved outputs stay deterministic
         bundle["text/plain"] = self.to_text()
         bundle["text/html"] = self.to_html()
         return bundle
@@ -295,18 +366,16 @@ class RunView:
     def stop(self) -> None:
         """Stop following the run; the view stays on screen and its buttons still work.
 
-        An edge that shows a new view of the same run can stop the older ones, so that
-        outputs left in the notebook do not all refresh on every change.
+        The view unregisters from the run's feed (a feed of its own is closed).
         """
         if not self._following:
             return
         self._following = False
-        self._unsubscribe()
-        if self._shell is not None:
-            try:
-                self._shell.events.unregister("post_execute", self._flush)
-            except ValueError:  # already unregistered (e.g. the shell was reset)
-                self._shell = None
+        if self._unregister is not None:
+            self._unregister()
+            self._unregister = None
+        if self._own_feed:
+            self.feed.close()
 
     def close(self) -> None:
         """Stop following the run and close every widget of the view."""
@@ -317,9 +386,27 @@ class RunView:
         for controls in self.controls.values():
             _close_controls(controls)
         self.controls.clear()
+        for row in self.settled.values():
+            row.close()
+        self.settled.clear()
         sections = self.widget.children
         for child in (*sections, self.mermaid, self.chips, self.diagram_toggle, self.widget):
             child.close()
+
+
+def saved_views_message(view: Mapping[str, Any], views: list[Any]) -> dict[str, Any] | None:
+    """The fresh ``text/html`` and ``text/plain`` of ``views`` (all showing ``view``).
+
+    ``{"v": 1, "models": [widget model ids], "data": {"text/html": ..., "text/plain": ...}}``:
+    SKILL.nb's JupyterLab extension puts ``data`` into the outputs of those widgets, so a
+    notebook saved later shows the run as it is, not as it was when the view was displayed.
+    ``None`` when none of ``views`` is an open ``RunView``.
+    """
+    models = [v.widget.model_id for v in views if isinstance(v, RunView) and not v.closed]
+    if not models:
+        return None
+    data = {"text/html": render.render_html(view), "text/plain": render_text(view)}
+    return {"v": 1, "models": models, "data": data}
 
 
 def show_run(run: Run, **options: Any) -> RunView:
@@ -340,6 +427,23 @@ def _pending_label(p: Mapping[str, Any]) -> str:
         f"<b>{_esc(render.clip(p['gate']))}</b> for {_esc(render.clip(p.get('trigger')))}: "
         f"{_esc(render.clip(p.get('message', ''), 200))}"
     )
+
+
+def _outcome_text(record: Approval) -> str:
+    mark = _OUTCOME_MARKS.get(record.status, "•")
+    status = "approved and used" if record.status == "consumed" else record.status
+    who = f" by {record.decided_by}" if record.decided_by else ""
+    when = f" at {_clock_time(record.decided_at)}" if record.decided_at is not None else ""
+    note = f" ({record.note})" if record.note else ""
+    return f"{mark} {status}{who}{when}{note}"
+
+
+def _clock_time(moment: datetime) -> str:
+    """``12:03`` in the kernel's time zone (``Mar 4 12:03`` when not today)."""
+    local = moment.astimezone()
+    if local.date() == datetime.now().astimezone().date():
+        return local.strftime("%H:%M")
+    return f"{local.strftime('%b')} {local.day} {local.strftime('%H:%M')}"
 
 
 def _markdown_output(source: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from skillnb.core.viewtext import (
     gate_reason,
     gate_status,
     history_line,
+    result_status,
     thread_detail,
     thread_interrupts,
 )
@@ -57,6 +58,7 @@ STATUS_COLOURS: Mapping[str, str] = {
     "passing": "var(--skillnb-passed, #1b5e20)",
     "warning": "var(--skillnb-warning, #8a4b00)",
     "blocked": "var(--skillnb-blocked, #b71c1c)",
+    "waiting": "var(--skillnb-waiting, #8a4b00)",
     "unknown": "var(--jp-ui-font-color1, #424242)",
 }
 """The text colour of a transition (or gate) by gate status, as a CSS value.
@@ -86,12 +88,12 @@ def _coded(escaped: str) -> str:
     return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escaped)
 
 
-def _gate_colour(result: Mapping[str, Any]) -> str:
-    return STATUS_COLOURS[gate_status(result.get("passed"), str(result.get("severity")))]
+def _gate_colour(result: Mapping[str, Any], view: View) -> str:
+    return STATUS_COLOURS[result_status(result, view)]
 
 
-def _gate_mark(result: Mapping[str, Any]) -> str:
-    return mark(gate_status(result.get("passed"), str(result.get("severity"))))
+def _gate_mark(result: Mapping[str, Any], view: View) -> str:
+    return mark(result_status(result, view))
 
 
 _BOX = "font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.45"
@@ -167,7 +169,7 @@ def next_html(view: View) -> str:
         status = str(move.get("status", "unknown"))
         colour = STATUS_COLOURS.get(status, STATUS_COLOURS["unknown"])
         gates = "".join(
-            f'<li style="color:{_gate_colour(g)}">{_gate_mark(g)} '
+            f'<li style="color:{_gate_colour(g, view)}">{_gate_mark(g, view)} '
             f"<b>{_e(g['gate'])}</b> ({_e(g['kind'])}): "
             f"{_coded(_e(gate_reason(g, view), 200))}</li>"
             for g in move.get("gates") or []
@@ -192,8 +194,8 @@ def report_html(view: View) -> str:
     verdict = _badge("passed" if passed else "blocked", STATUS_COLOURS[gate_status(passed, "")])
     where = report.get("trigger") or report.get("key") or "cell"
     rows = "".join(
-        f'<tr><td style="{_CELL};color:{_gate_colour(r)}">'
-        f"{_gate_mark(r)}</td>"
+        f'<tr><td style="{_CELL};color:{_gate_colour(r, view)}">'
+        f"{_gate_mark(r, view)}</td>"
         f'<td style="{_CELL}"><b>{_e(r["gate"])}</b></td><td style="{_CELL}">{_e(r["kind"])}</td>'
         f'<td style="{_CELL}">{_e(r["severity"])}</td>'
         f'<td style="{_CELL}">{_coded(_e(gate_reason(r, view), 300))}</td></tr>'

@@ -1,0 +1,313 @@
+/**
+ * Run views that stay readable: the kernel's live ipywidgets view when its widget model
+ * is there, else the `text/html` the kernel saved beside it in the same output.
+ *
+ * A run view's output carries `application/vnd.jupyter.widget-view+json`, `text/html`,
+ * `text/plain` and the marker `application/vnd.skillnb.view+json`. On its own, ipywidgets'
+ * renderer says "Error displaying widget: model not found" after a reload whenever the
+ * widget's model is gone (a new kernel, no kernel, state not saved). The renderer here
+ * takes the marker (ranked ahead of ipywidgets), asks the notebook's own rendermime for
+ * both renderers, and shows the live widget once it is on screen, the fallback otherwise.
+ * Outputs rendered before the kernel's widget manager existed are tried again when the
+ * session becomes ready or its kernel changes. Nothing is parsed here: the HTML goes
+ * through JupyterLab's HTML renderer (sanitized unless the output is trusted).
+ *
+ * The kernel keeps the saved fallback current: after each change of the run it sends
+ * `{v: 1, models: [widget model ids], data: {'text/html', 'text/plain'}}` on the comm
+ * target `skillnb.view`, and the outputs of those widgets take the new data (so a notebook
+ * saved later shows the run as it is, not as it was when the view was displayed).
+ */
+import type {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
+import { Panel } from '@lumino/widgets';
+
+import { parseSavedViews } from './savedviews';
+import { PLUGIN_IDS } from './tokens';
+
+/** The comm target of the views' fresh fallbacks. */
+export const VIEW_TARGET = 'skillnb.view';
+/** The marker MIME type of a run view's output. */
+export const VIEW_MIME_TYPE = 'application/vnd.skillnb.view+json';
+/** ipywidgets' MIME type. */
+export const WIDGET_MIME_TYPE = 'application/vnd.jupyter.widget-view+json';
+/** Ahead of ipywidgets' renderer (-10). */
+export const VIEW_RANK = -20;
+/** How long a live widget may take to appear before the fallback is shown. */
+export const GRACE_MS = 1000;
+/** CSS class of the renderer's node; `data-skillnb-view` is `pending`, `live` or `fallback`. */
+export const LIVE_VIEW_CLASS = 'jp-skillnb-live-view';
+
+/** What the renderer needs from a rendermime registry. */
+export interface IRendererSource {
+  createRenderer(mimeType: string): IRenderMime.IRenderer;
+}
+
+type Shown = 'pending' | 'live' | 'fallback';
+
+/** Shows a run view live, or its saved HTML. */
+export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
+  constructor(source: IRendererSource) {
+    super();
+    this._source = source;
+    this.addClass(LIVE_VIEW_CLASS);
+    this._show('pending');
+  }
+
+  /** What is on screen. */
+  get shown(): Shown {
+    return (this.node.dataset.skillnbView as Shown | undefined) ?? 'pending';
+  }
+
+  /** The ipywidgets model id of the view shown ('' when none). */
+  get modelId(): string {
+    return widgetId(this._model);
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const same = widgetId(model) === this.modelId && this._liveOnScreen();
+    this._model = model;
+    if (same) {
+      // New saved data for the widget on screen: only the fallback changes.
+      await this._fallback?.renderModel(model);
+      return;
+    }
+    this._graceOver = false;
+    this._reset();
+    this._fallback?.dispose();
+    this._fallback = null;
+    if (model.data['text/html'] !== undefined) {
+      const fallback = this._source.createRenderer('text/html');
+      conceal(fallback, true);
+      this._fallback = fallback;
+      this.addWidget(fallback);
+      await fallback.renderModel(model);
+    }
+    window.clearTimeout(this._timer);
+    this._timer = window.setTimeout(() => {
+      this._graceOver = true;
+      this._settle();
+    }, GRACE_MS);
+    await this.retry();
+  }
+
+  /** Render the live widget again unless it is on screen (e.g. the manager is there now). */
+  async retry(): Promise<void> {
+    const model = this._model;
+    if (model === null || this.isDisposed || this._liveOnScreen()) {
+      return;
+    }
+    this._reset();
+    if (model.data[WIDGET_MIME_TYPE] === undefined) {
+      this._graceOver = true;
+      this._settle();
+      return;
+    }
+    const live = this._source.createRenderer(WIDGET_MIME_TYPE);
+    conceal(live, this.shown === 'fallback');
+    this._live = live;
+    this.addWidget(live);
+    this._observer = new MutationObserver(() => this._settle());
+    this._observer.observe(live.node, {
+      childList: true,
+      attributes: true,
+      attributeFilter: ['class']
+    });
+    await live.renderModel(model);
+    this._settle();
+  }
+
+  /** Take the kernel's fresh fallback `data` into the output (kept when saved). */
+  saveFallback(data: IRenderMime.IMimeModel['data']): void {
+    const model = this._model;
+    if (model === null || this.isDisposed) {
+      return;
+    }
+    model.setData({ data: { ...model.data, ...data } });
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    window.clearTimeout(this._timer);
+    this._observer?.disconnect();
+    super.dispose();
+  }
+
+  private _reset(): void {
+    this._observer?.disconnect();
+    this._observer = null;
+    this._live?.dispose();
+    this._live = null;
+  }
+
+  /** The ipywidgets renderer holds a widget view (not "Loading…", not an error). */
+  private _liveOnScreen(): boolean {
+    const live = this._live;
+    return (
+      live !== null &&
+      !live.isDisposed &&
+      live.node.firstElementChild !== null &&
+      !live.node.classList.contains('lm-mod-hidden')
+    );
+  }
+
+  /** ipywidgets gave up (it marks its node `jupyter-widgets` with an error text). */
+  private _liveFailed(): boolean {
+    const live = this._live;
+    return (
+      live === null ||
+      live.isDisposed ||
+      live.node.classList.contains('lm-mod-hidden') ||
+      (live.node.firstElementChild === null &&
+        live.node.classList.contains('jupyter-widgets'))
+    );
+  }
+
+  private _settle(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    if (this._liveOnScreen()) {
+      this._show('live');
+    } else if (this._graceOver || this._liveFailed()) {
+      this._show(this._fallback === null ? 'live' : 'fallback');
+    }
+  }
+
+  private _show(what: Shown): void {
+    this.node.dataset.skillnbView = what;
+    if (this._live !== null) {
+      conceal(this._live, what === 'fallback');
+    }
+    if (this._fallback !== null) {
+      conceal(this._fallback, what !== 'fallback');
+    }
+  }
+
+  private readonly _source: IRendererSource;
+  private _model: IRenderMime.IMimeModel | null = null;
+  private _fallback: IRenderMime.IRenderer | null = null;
+  private _live: IRenderMime.IRenderer | null = null;
+  private _observer: MutationObserver | null = null;
+  private _timer = 0;
+  private _graceOver = false;
+}
+
+/** The widget model id in an output's data ('' when none). */
+function widgetId(model: IRenderMime.IMimeModel | null): string {
+  const data = model?.data[WIDGET_MIME_TYPE] as
+    { model_id?: unknown } | undefined;
+  return typeof data?.model_id === 'string' ? data.model_id : '';
+}
+
+/**
+ * Take `widget` out of the layout or put it back. Not lumino's `hide()`: ipywidgets hides
+ * its renderer when the widget is closed, and that must stay tellable apart.
+ */
+function conceal(widget: IRenderMime.IRenderer, concealed: boolean): void {
+  widget.node.style.display = concealed ? 'none' : '';
+}
+
+/** The hooks a notebook gives: its rendermime and when its kernel (and widgets) arrive. */
+export interface ILiveViewHost {
+  rendermime: IRendererSource & {
+    addFactory(factory: IRenderMime.IRendererFactory, rank?: number): void;
+  };
+  sessionContext: {
+    ready: Promise<void>;
+    kernelChanged: { connect(slot: () => void): boolean };
+    session?: { kernel?: Kernel.IKernelConnection | null } | null;
+  };
+}
+
+/** Register the run view renderer on one notebook's rendermime. */
+export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
+  const renderers = new Set<LiveViewRenderer>();
+  host.rendermime.addFactory(
+    {
+      safe: false,
+      mimeTypes: [VIEW_MIME_TYPE],
+      defaultRank: VIEW_RANK,
+      createRenderer: () => {
+        const renderer = new LiveViewRenderer(host.rendermime);
+        renderers.add(renderer);
+        renderer.disposed.connect(() => renderers.delete(renderer));
+        return renderer;
+      }
+    },
+    VIEW_RANK
+  );
+  // ipywidgets binds its renderer to the kernel's widget manager once the session is
+  // ready: outputs rendered before then get a live widget on the next try.
+  const retry = (): void => {
+    window.setTimeout(() => renderers.forEach(r => void r.retry()), 0);
+  };
+  const save = (raw: unknown): void => {
+    const saved = parseSavedViews(raw);
+    if (saved === null) {
+      return;
+    }
+    for (const renderer of renderers) {
+      if (saved.models.includes(renderer.modelId)) {
+        renderer.saveFallback(saved.data);
+      }
+    }
+  };
+  const onCommOpen = (
+    comm: Kernel.IComm,
+    msg: KernelMessage.ICommOpenMsg
+  ): void => {
+    save(msg.content.data);
+    comm.onMsg = message => save(message.content.data);
+  };
+  let kernel: Kernel.IKernelConnection | null = null;
+  const listen = (): void => {
+    const now = host.sessionContext.session?.kernel ?? null;
+    if (now === kernel) {
+      return;
+    }
+    if (kernel !== null && !kernel.isDisposed) {
+      kernel.removeCommTarget(VIEW_TARGET, onCommOpen);
+    }
+    kernel = now;
+    if (kernel !== null && !kernel.isDisposed) {
+      kernel.registerCommTarget(VIEW_TARGET, onCommOpen);
+    }
+  };
+  host.sessionContext.ready
+    .then(() => {
+      listen();
+      retry();
+    })
+    .catch(() => undefined);
+  host.sessionContext.kernelChanged.connect(() => {
+    listen();
+    window.setTimeout(retry, GRACE_MS);
+  });
+  return renderers;
+}
+
+/** Installs the run view renderer on every notebook. */
+export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_IDS.liveViews,
+  description:
+    'Shows SKILL.nb run views live, or their saved HTML when the widget is gone.',
+  autoStart: true,
+  activate: (app: JupyterFrontEnd): void => {
+    app.docRegistry.addWidgetExtension('Notebook', {
+      createNew: widget => {
+        const panel = widget as NotebookPanel;
+        installLiveViews({
+          rendermime: panel.content.rendermime,
+          sessionContext: panel.sessionContext
+        });
+      }
+    });
+  }
+};
