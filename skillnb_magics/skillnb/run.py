@@ -306,14 +306,22 @@ class Run(Closing):
         raise SkillnbError(f"fact {key!r} has no version {version}")
 
     def set_key_ids(self, ids: Mapping[str, JsonValue] | None = None, **more: JsonValue) -> None:
-        """Remember ids (session ids, batch ids, ...) in the run and its skill memory."""
+        """Remember ids (session ids, batch ids, ...) in the run and its skill memory.
+
+        The skill memory is written before this returns (not queued like a cell's records):
+        the ids are what a later session needs, even if this process is killed right after.
+        """
         merged = {**(ids or {}), **more}
         self.journal.commit(lambda _s: [self.journal.draft("keyids.set", ids=merged)])
         summary = "ids: " + ", ".join(f"{k}={v}" for k, v in merged.items())
         self.journal.remember("key_ids", summary)
+        self.journal.flush_memory()
 
     def milestone(self, name: str) -> Event:
-        """Record a named checkpoint: the current version, state and fact versions."""
+        """Record a named checkpoint: the current version, state and fact versions.
+
+        Its skill-memory record is written before this returns, like :meth:`set_key_ids`.
+        """
         journal = self.journal
 
         def make(state: RunState) -> list[EventDraft]:
@@ -324,6 +332,7 @@ class Run(Closing):
 
         event = journal.commit(make)[0]
         journal.remember("milestone", f"milestone {name!r} at version {event.seq}")
+        journal.flush_memory()
         return event
 
     def compact(self) -> None:

@@ -277,7 +277,15 @@ class SkillMemory:
         )
 
     def _load(self) -> MemoryFile:
-        """Read the file now (another process may have written it); repair it if damaged."""
+        """Read the file now (another process may have written it); repair it if damaged.
+
+        Records this process queued for any skill memory (runs write theirs from a background
+        thread, see :mod:`skillnb.memory.writer`) are written first, so a reader in the
+        process that made them never sees the memory behind.
+        """
+        from skillnb.memory import writer as memorylog  # the writer thread itself returns at once
+
+        memorylog.flush()
         raw = durable.read_or_none(self._path)
         if raw is None:
             return self._fresh(self._now())

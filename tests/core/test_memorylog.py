@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -9,9 +11,9 @@ from pathlib import Path
 
 import skillnb
 from skillnb.core.workflow import Workflow
-from skillnb.service import memorylog
+from skillnb.memory import writer as memorylog
+from skillnb.memory.writer import MemoryWriteWarning
 from skillnb.service.claims import Claims, Heartbeat
-from skillnb.service.memorylog import MemoryWriteWarning
 
 FLOW = Workflow.from_dict(
     {
@@ -129,3 +131,50 @@ def test_a_bad_record_in_a_burst_loses_only_itself(tmp_path: Path) -> None:
     assert last is not None
     assert last["action"] == "third"
     assert memory.get_history(5)[0]["action"] == "first"
+
+
+def test_a_fresh_memory_object_in_the_same_process_sees_queued_records(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    memory = skillnb.SkillMemory("memlog_flow", root=home)
+    with skillnb.open_run(state_dir=tmp_path / "state", workflow=FLOW, memory=memory) as run:
+        run.fire("go")  # queued: the writer thread waits a moment for more
+        other = skillnb.SkillMemory("memlog_flow", root=home)  # as a notebook cell would
+        last = other.get_last_operation()
+        assert last is not None
+        assert last["summary"] == "go: a → b"
+
+
+KILLED_AFTER_IDS = """
+import os, sys
+import skillnb
+from skillnb.core.workflow import Workflow
+flow = Workflow.from_dict({"name": "memlog_flow", "states": ["a", "b"],
+    "transitions": [{"from": "a", "to": "b", "trigger": "go"}]})
+memory = skillnb.SkillMemory("memlog_flow", root=sys.argv[1])
+run = skillnb.open_run(state_dir=sys.argv[2], workflow=flow, memory=memory)
+run.fire("go")
+run.set_key_ids(last_session_id=247)
+run.milestone("day one")
+os._exit(0)  # no atexit: like a kernel killed right after the cell
+"""
+
+
+def test_key_ids_and_milestones_reach_the_memory_even_if_the_process_dies_next(
+    tmp_path: Path,
+) -> None:
+    home, state = tmp_path / "home", tmp_path / "state"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_IDS, str(home), str(state)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    memory = skillnb.SkillMemory("memlog_flow", root=home)
+    assert memory.get_id("last_session_id") == 247
+    last = memory.get_last_operation()
+    assert last is not None
+    assert last["action"] == "milestone"
+    summaries = [h["summary"] for h in memory.get_history(5)]
+    assert "go: a → b" in summaries  # queued before the ids: written with them, in order

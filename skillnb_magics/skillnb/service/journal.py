@@ -458,7 +458,7 @@ class RunJournal:
 
     def flush_memory(self) -> None:
         """Wait until what :meth:`remember` queued (any run of this process) is on disk."""
-        from skillnb.service import memorylog
+        from skillnb.memory import writer as memorylog
 
         memorylog.flush()
 
@@ -469,13 +469,13 @@ class RunJournal:
     def remember(self, action: str, summary: str, files: list[str] | None = None) -> None:
         """Record ``action`` in the skill memory, with the run's key ids.
 
-        Queued (see :mod:`skillnb.service.memorylog`); :meth:`flush_memory` waits for it.
+        Queued (see :mod:`skillnb.memory.writer`); :meth:`flush_memory` waits for it.
         """
         memory = self.memory
         if memory is None:
             return
         ids: dict[str, JsonValue] = {"last_run_id": self.run_id, **self.state.key_ids}
-        from skillnb.service import memorylog  # written by another thread: see there
+        from skillnb.memory import writer as memorylog  # written by another thread: see there
 
         memorylog.submit(
             memory, action=action, summary=summary, ids=ids, files=files, run_id=self.run_id

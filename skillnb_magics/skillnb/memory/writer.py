@@ -1,4 +1,4 @@
-"""Skill-memory records written off the caller's path (service layer).
+"""Skill-memory records written off the caller's path.
 
 A run tells its skill memory what it did (a transition fired, an approval given, ...). A
 memory record rewrites the skill's JSON file under a lock and fsyncs it and its folder: three
@@ -10,10 +10,12 @@ stays the durable truth; the memory is what a later session reads to know where 
 stopped.
 
 :func:`flush` waits until every record queued so far is written: readers of the memory in this
-process call it first (:attr:`skillnb.run.Run.memory`), a closing run calls it, and so does
-the interpreter at exit, so a process that ends normally loses nothing. A process killed
-before the thread wrote its last records leaves the memory those records behind. A record
-that cannot be written (a full disk, a bad value) is reported as a
+process call it first (:attr:`skillnb.run.Run.memory`, every read of a
+:class:`~skillnb.skillmemory.SkillMemory`), a closing run calls it, and so does the interpreter
+at exit, so a process that ends normally loses nothing. A process killed before the thread
+wrote its last records leaves the memory those records behind
+(:meth:`skillnb.run.Run.set_key_ids` and ``milestone`` flush before they return).
+A record that cannot be written (a full disk, a bad value) is reported as a
 :class:`MemoryWriteWarning`.
 """
 
@@ -25,10 +27,25 @@ import threading
 import time
 import warnings
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from skillnb.skillmemory import SkillMemory
+
+class SkillMemory(Protocol):
+    """What the writer needs of a :class:`skillnb.skillmemory.SkillMemory`."""
+
+    @property
+    def path(self) -> Path:
+        """The memory's file."""
+
+    @property
+    def skill_name(self) -> str:
+        """The skill's name."""
+
+    def record_many(self, records: Sequence[Mapping[str, Any]]) -> object:
+        """Write several records in one go (all or none)."""
+
 
 __all__ = ["GATHER", "MemoryWriteWarning", "flush", "submit"]
 
@@ -107,7 +124,7 @@ def _write(memory: SkillMemory, batch: list[dict[str, Any]]) -> None:
             return
     for record in batch:
         try:
-            memory.record(**record)
+            memory.record_many([record])
         except Exception as exc:  # noqa: BLE001  # reported; the run goes on
             _report(memory, exc)
 
@@ -131,7 +148,7 @@ def _current() -> _Writer:
 
 
 def submit(memory: SkillMemory, **record: Any) -> None:
-    """Queue ``memory.record(**record)``; it is written soon, in order, by another thread."""
+    """Queue ``memory.record_many([record])``; it is written soon, in order, by another thread."""
     _current().submit(memory, record)
 
 
