@@ -355,9 +355,10 @@ export function historySection(history: IHistoryEntry[]): HTMLElement | null {
   if (!history.length) {
     return null;
   }
+  // One number per entry: the run version it made (a list marker would be a second one).
   const items = history.map(entry =>
     h('li', { data: { seq: String(entry.seq) } }, [
-      h('span', { className: 'jp-skillnb-muted', text: `${entry.seq} ` }),
+      h('span', { className: 'jp-skillnb-muted', text: `v${entry.seq} ` }),
       h('span', {
         text: entry.summary || entry.type,
         title: `${entry.type} ${when(entry.at)}`
@@ -365,7 +366,7 @@ export function historySection(history: IHistoryEntry[]): HTMLElement | null {
     ])
   );
   return section('history', 'History', [
-    h('ol', { className: 'jp-skillnb-history' }, items)
+    h('ul', { className: 'jp-skillnb-history' }, items)
   ]);
 }
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pytest
+from labkit import write_named_users_config
 
 from skillnb.core.records import Approval, Event
 from skillnb.errors import ApprovalError
@@ -318,33 +319,11 @@ def test_api_refuses_paths_leading_out_of_the_root(api_server: Any) -> None:
 
 # -- who a decision is recorded as -------------------------------------------------------------
 
-NAMED_USERS_CONFIG = '''
-import inspect
-
-from jupyter_server.auth.identity import IdentityProvider, User
-
-
-class NamedUsers(IdentityProvider):
-    """Token authentication, and every authenticated request is Ada's."""
-
-    async def get_user(self, handler):
-        user = super().get_user(handler)
-        if inspect.isawaitable(user):
-            user = await user
-        if user is None:
-            return None
-        return User(username="ada", name="Ada Lovelace", display_name="Ada")
-
-
-c.ServerApp.identity_provider_class = NamedUsers
-'''
-
 
 @pytest.fixture(scope="module")
 def named_server(tmp_path_factory: pytest.TempPathFactory, jupyter_starter: Any) -> Any:
     base = tmp_path_factory.mktemp("named")
-    (base / "config").mkdir()
-    (base / "config" / "jupyter_server_config.py").write_text(NAMED_USERS_CONFIG)
+    write_named_users_config(base)
     token = secrets.token_hex(8)
     with jupyter_starter(base, app="server", token=token) as server:
         yield server
