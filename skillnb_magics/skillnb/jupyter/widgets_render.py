@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillnb.core.graph import mermaid_markdown
 from skillnb.core.marks import MARKS
 from skillnb.core.shell import magic_command
 
@@ -389,24 +390,6 @@ def history_html(view: View, *, n: int = 20, times: bool = True) -> str:
         f'<details style="{_BOX}"><summary>History (last {len(recent)})</summary>'
         f'<ul style="margin:2px 0 2px 18px;padding:0;font-size:12px">{items}</ul></details>'
     )
-
-
-def mermaid_markdown(source: str, *, direction: str | None = None) -> str:
-    """Put ``source`` in a mermaid code fence longer than any backtick run inside it.
-
-    Args:
-        source: a mermaid diagram.
-        direction: ``LR``, ``TB``, ... for a ``stateDiagram`` that sets none.
-
-    """
-    lines = source.splitlines()
-    if direction and lines and lines[0].startswith("stateDiagram"):
-        if not any(line.strip().startswith("direction ") for line in lines):
-            lines.insert(1, f"    direction {direction}")
-        source = "\n".join(lines)
-    longest = max((len(m) for m in re.findall(r"`+", source)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}mermaid\n{source.rstrip()}\n{fence}\n"
 
 
 def render_html(view: View) -> str:
