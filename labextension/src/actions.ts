@@ -131,7 +131,13 @@ export async function resumeNotebook(
     }
     const ok = result.status === 'ok';
     const last = result.badges[result.badges.length - 1];
-    const headline = ok ? `Resumed${last ? `: ${last}` : ''}` : 'Resume failed';
+    // The badge ("▶ resumed report at state review") is the headline; the text below it
+    // then starts after that line instead of saying it again.
+    const headline = ok ? (last ?? 'Resumed') : 'Resume failed';
+    const text =
+      last && result.text.startsWith(`${last}\n`)
+        ? result.text.slice(last.length + 1)
+        : result.text;
     Notification.update({
       id: pending,
       message: headline,
@@ -142,7 +148,7 @@ export async function resumeNotebook(
       runs.model.setNotice({
         kind: ok ? 'success' : 'error',
         title: headline,
-        text: result.text
+        text
       });
       runs.show();
     }

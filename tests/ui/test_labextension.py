@@ -114,8 +114,12 @@ def test_panel_toolbar_and_mirror(
     page.locator(TOOLBAR_ITEM.format("skillnb-resume")).click()
     page.locator(".jp-Dialog").get_by_role("button", name="Select").click()
     notice = panel.locator(".jp-skillnb-notice")
-    check(notice).to_contain_text("Resumed", timeout=KERNEL_START_MS)
-    check(notice.locator(".jp-skillnb-notice-text")).to_contain_text("review")
+    title = notice.locator(".jp-skillnb-notice-title")
+    check(title).to_have_text("▶ resumed weekly-report at state review", timeout=KERNEL_START_MS)
+    summary = notice.locator(".jp-skillnb-notice-text")
+    check(summary).to_contain_text("state 'review'")
+    check(summary).not_to_contain_text("▶ resumed")  # the title is not said twice
+    check(notice.locator(".jp-skillnb-notice-toggle")).to_contain_text("show all")
     assert len(lab_server.kernels()) == 1
     page.screenshot(path=str(ui_output / "4-resumed.png"))
 

@@ -131,7 +131,7 @@ def test_resume_summary_is_compact_with_show_all(
         """(text) => {
             const panel = [...window.jupyterapp.shell.widgets('right')]
                 .find(w => w.id === 'skillnb-run-panel');
-            panel.model.setNotice({kind: 'success', title: 'Resumed: review', text});
+            panel.model.setNotice({kind: 'success', title: '▶ resumed report', text});
         }""",
         summary,
     )
