@@ -166,7 +166,7 @@ export async function resumeNotebook(
 /** The line of the decision dialog that says who will be recorded. */
 export function recordedAsText(who: IApprover | null): string {
   if (who === null) {
-    return 'Recorded as the server’s user (it could not be asked who that is).';
+    return "Recorded as the server's user (it could not be asked who that is).";
   }
   const shown =
     who.display_name && who.display_name !== who.name
@@ -174,7 +174,7 @@ export function recordedAsText(who: IApprover | null): string {
       : who.name;
   return who.source === 'server'
     ? `Recorded as ${shown}, the signed-in Jupyter user.`
-    : `Recorded as ${shown}: this Jupyter server does not identify its users, so the run’s user is recorded.`;
+    : `Recorded as ${shown}: this Jupyter server does not identify its users, so the run's user is recorded.`;
 }
 
 /** The decision dialog's body: who will be recorded, and an optional note. */

@@ -93,6 +93,11 @@ def test_panel_toolbar_and_mirror(
 
     # Approve from the panel; the approval is in the sidecar.
     panel.locator('.jp-skillnb-approve[data-gate="sign_off"]').click()
+    # A shared-token server identifies nobody: the dialog says the run's user is recorded.
+    check(page.locator(".jp-Dialog .jp-skillnb-recorded-as")).to_have_text(
+        "Recorded as ui-tester: this Jupyter server does not identify its users, "
+        "so the run's user is recorded."
+    )
     answer_dialog(page, "checked in the browser", "Approve")
     check(panel.locator('[data-section="pending"]')).to_have_count(0)
     run = skillnb.open_run(notebook, memory=False)
