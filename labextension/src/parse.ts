@@ -16,7 +16,7 @@ import type {
   IGateView,
   IHistoryEntry,
   IMilestoneView,
-  IMirror,
+  IOutputMirror,
   IMirrorMessage,
   INextTrigger,
   IOutputVolatile,
@@ -215,6 +215,8 @@ function readReport(value: unknown): IGateReportView | null {
     return null;
   }
   return {
+    key: str(value.key),
+    version: num(value.version),
     trigger: strOrNull(value.trigger),
     state: strOrNull(value.state),
     passed: value.passed === true,
@@ -275,7 +277,7 @@ export function parseVersion(value: unknown): IRunVersion {
   };
 }
 
-function readMirror(value: unknown): IMirror | null {
+function readMirror(value: unknown): IOutputMirror | null {
   if (!isObject(value)) {
     return null;
   }
@@ -301,6 +303,12 @@ export function parseBundle(value: unknown): ISkillnbBundle | null {
   };
 }
 
+/** What the extension reads of an output's volatile part (the events are Python's). */
+export type OutputVolatileFields = Pick<
+  IOutputVolatile,
+  'run_id' | 'at' | 'mirror'
+>;
+
 /**
  * Read the volatile part of a skillnb output from its metadata (`metadata[MIME_TYPE]`).
  *
@@ -312,7 +320,7 @@ export function parseBundle(value: unknown): ISkillnbBundle | null {
 export function parseOutputVolatile(
   metadata: unknown,
   legacyData: unknown = null
-): IOutputVolatile | null {
+): OutputVolatileFields | null {
   const raw = isObject(metadata) ? metadata[MIME_TYPE] : undefined;
   const ours =
     isObject(raw) && (raw.v ?? FORMAT_VERSION) === FORMAT_VERSION ? raw : null;

@@ -1,106 +1,38 @@
 /**
  * The JSON shapes the extension reads: `run.describe()` (served by the server extension),
- * the display bundle of skillnb outputs and the metadata mirror. They mirror the Python
- * contract; the extension only renders them and never derives workflow rules from them.
+ * the display bundle of skillnb outputs, the metadata mirror and the server's answers.
+ *
+ * GENERATED from skillnb_magics/skillnb/core/contract.schema.json (the pydantic models of
+ * skillnb.core.contract) by scripts/gen_types.py: do not edit by hand. The extension only
+ * renders these shapes and never derives workflow rules from them.
  */
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 
-/** Status of one next trigger, as computed in Python. */
 export type TriggerStatus = 'passing' | 'warning' | 'blocked' | 'unknown';
+export type JsonValue = unknown;
+export type BundleStatus =
+  'ok' | 'restored' | 'blocked' | 'waiting' | 'warning' | 'error';
 
-/** One gate result (`passed` is null when the server could not run it). */
-export interface IGateView {
-  gate: string;
-  kind: string;
-  severity: string;
-  passed: boolean | null;
-  message: string;
+/**
+ * The JSON shapes SKILL.nb sends from Python to its frontends (format v1).
+ */
+export interface ISkillnbContract {
+  run_description: IRunDescription;
+  notebook_mirror: INotebookMirror;
+  cell_mirror: ICellMirror;
+  bundle: ISkillnbBundle;
+  output_volatile: IOutputVolatile;
+  output_bundle: IOutputBundle;
+  mirror_message: IMirrorMessage;
+  run_version: IRunVersion;
+  milestone_result: IMilestoneResult;
+  decision_result: IDecisionResult;
 }
-
-/** A trigger allowed from the current state. */
-export interface INextTrigger {
-  trigger: string;
-  to: string;
-  status: TriggerStatus;
-  gates: IGateView[];
-}
-
-/** The latest version of one fact. */
-export interface IFactView {
-  key: string;
-  kind: string;
-  version: number;
-  preview: string;
-  cell_id: string | null;
-  at: string | null;
-  restorable: boolean;
-}
-
-/** A pending approval request. */
-export interface IPendingApproval {
-  id: string;
-  gate: string;
-  trigger: string | null;
-  message: string;
-  state: string | null;
-  requested_seq: number;
-  requested_at: string | null;
-}
-
-/** Something a warning gate left to do, open until resolved. */
-export interface IFollowUp {
-  id: string;
-  gate: string;
-  state: string | null;
-  trigger: string | null;
-  reason: string;
-  text: string;
-  opened_seq: number;
-  opened_at: string | null;
-}
-
-/** A step that started and never committed. */
-export interface IUncertainStep {
-  key: string;
-  started_seq: number;
-  cell_id: string | null;
-}
-
-/** Progress of one batch. */
-export interface IBatchView {
-  name: string;
-  done: number;
-  total: number;
-  remaining: string[];
-}
-
-/** A named checkpoint. */
-export interface IMilestoneView {
-  name: string;
-  seq: number;
-  state: string | null;
-  at: string | null;
-}
-
-/** The last recorded gate report. */
-export interface IGateReportView {
-  trigger: string | null;
-  state: string | null;
-  passed: boolean;
-  results: IGateView[];
-}
-
-/** One journal event, summarised. */
-export interface IHistoryEntry {
-  seq: number;
-  type: string;
-  at: string | null;
-  summary: string;
-}
-
-/** `run.describe()`: the run at a glance. */
+/**
+ * ``run.describe()``: the run at a glance, what every view renders.
+ */
 export interface IRunDescription {
-  v: number;
+  v: 1;
   run_id: string;
   workflow: string | null;
   state: string | null;
@@ -113,27 +45,131 @@ export interface IRunDescription {
   pending: IPendingApproval[];
   uncertain: IUncertainStep[];
   batches: IBatchView[];
-  key_ids: { [key: string]: unknown };
+  key_ids: {
+    [k: string]: JsonValue;
+  };
   milestones: IMilestoneView[];
   last_report: IGateReportView | null;
   history: IHistoryEntry[];
-  mermaid: string | null;
-  /** The run profile gates are evaluated under (`default` unless one was chosen). */
+  /**
+   * The run profile gates are evaluated under (``default`` unless one was chosen).
+   */
   profile: string;
   follow_ups: IFollowUp[];
-  /** LangGraph threads checkpointed in the run (empty when there are none). */
+  /**
+   * The workflow as a mermaid ``stateDiagram`` (``None`` without a workflow).
+   */
+  mermaid: string | null;
+  /**
+   * LangGraph threads checkpointed in the run (empty when there are none).
+   */
   threads: IGraphThread[];
 }
-
-/** An `interrupt()` a LangGraph thread waits on (also a pending approval). */
-export interface IGraphInterrupt {
-  id: string;
-  node: string;
-  /** A preview of what it asks (JSON text, clipped by the server). */
-  value: string;
+/**
+ * A trigger allowed from the current state, with the status of its gates.
+ */
+export interface INextTrigger {
+  trigger: string;
+  to: string;
+  status: TriggerStatus;
+  gates: IGateView[];
 }
-
-/** The head of a LangGraph thread whose checkpoints live in the run. */
+/**
+ * One gate result (``passed`` is null when the server could not run it).
+ */
+export interface IGateView {
+  gate: string;
+  kind: string;
+  severity: string;
+  passed: boolean | null;
+  message: string;
+}
+/**
+ * The latest version of one fact.
+ */
+export interface IFactView {
+  key: string;
+  kind: string;
+  version: number;
+  preview: string;
+  cell_id: string | null;
+  at: string | null;
+  restorable: boolean;
+}
+/**
+ * A pending approval request.
+ */
+export interface IPendingApproval {
+  id: string;
+  gate: string;
+  trigger: string | null;
+  message: string;
+  state: string | null;
+  requested_seq: number;
+  requested_at: string | null;
+}
+/**
+ * A step that started and never committed.
+ */
+export interface IUncertainStep {
+  key: string;
+  started_seq: number;
+  cell_id: string | null;
+}
+/**
+ * Progress of one batch (``remaining``: the first items still to do).
+ */
+export interface IBatchView {
+  name: string;
+  done: number;
+  total: number;
+  remaining: string[];
+}
+/**
+ * A named checkpoint.
+ */
+export interface IMilestoneView {
+  name: string;
+  seq: number;
+  state: string | null;
+  at: string | null;
+}
+/**
+ * The last recorded gate report (``key``: the trigger or gated cell it was kept under).
+ */
+export interface IGateReportView {
+  key: string;
+  version: number;
+  trigger: string | null;
+  state: string | null;
+  passed: boolean;
+  results: IGateView[];
+}
+/**
+ * One journal event, summarised.
+ */
+export interface IHistoryEntry {
+  seq: number;
+  type: string;
+  at: string | null;
+  summary: string;
+}
+/**
+ * Something a warning gate left to do, open until resolved.
+ */
+export interface IFollowUp {
+  id: string;
+  gate: string;
+  state: string | null;
+  trigger: string | null;
+  reason: string;
+  text: string;
+  opened_seq: number;
+  opened_at: string | null;
+}
+/**
+ * The head of a LangGraph thread whose checkpoints live in the run.
+ */
 export interface IGraphThread {
   thread_id: string;
   checkpoint: string;
@@ -144,81 +180,204 @@ export interface IGraphThread {
   checkpoints: number;
   updated_at: string | null;
 }
-
-/** `GET /skillnb/api/version`. */
-export interface IRunVersion {
-  exists: boolean;
-  version: number | null;
-  /** True for a team-store run: the server can hold a version check until it changes. */
-  live?: boolean;
-}
-
-/** The answer of `POST /skillnb/api/milestone`. */
-export interface IMilestoneResult {
-  version: number;
-  event: { seq: number; type: string; data?: { [key: string]: unknown } };
-}
-
-/** The answer of `POST /skillnb/api/approve` and `reject`. */
-export interface IDecisionResult {
-  version: number;
-}
-
-/** The status of a skillnb output, which picks the badge style. */
-export type BundleStatus =
-  'ok' | 'restored' | 'blocked' | 'waiting' | 'warning' | 'error';
-
-/** The mirror carried by outputs' metadata and comm messages. */
-export interface IMirror {
-  notebook: ReadonlyPartialJSONObject | null;
-  cell: ReadonlyPartialJSONObject | null;
-}
-
 /**
- * The `application/vnd.skillnb.v1+json` data of a magic output: deterministic fields only
- * (the same on every fresh execution), so nbval can compare it.
+ * An ``interrupt()`` a LangGraph thread waits on (also a pending approval).
+ */
+export interface IGraphInterrupt {
+  id: string;
+  node: string;
+  /**
+   * A preview of what it asks (JSON text, clipped).
+   */
+  value: string;
+}
+/**
+ * ``metadata["skillnb"]``: the run at a glance, written beside the cells.
+ */
+export interface INotebookMirror {
+  /**
+   * Format version.
+   */
+  v: 1;
+  run_id: string;
+  workflow?: string | null;
+  state?: string | null;
+  version?: number;
+  facts?: {
+    [k: string]: IFactMirror;
+  };
+  /**
+   * @maxItems 1000
+   */
+  pending?: IPendingMirror[];
+  updated_at?: string | null;
+}
+/**
+ * One fact in the notebook mirror.
+ */
+export interface IFactMirror {
+  /**
+   * The fact's version.
+   */
+  version: number;
+  /**
+   * What the fact means for the workflow.
+   */
+  kind?: 'decision' | 'data' | 'constraint' | 'summary' | 'note';
+  /**
+   * The cell that produced it.
+   */
+  cell_id?: string | null;
+  /**
+   * A short rendering of the value (never the value itself).
+   */
+  preview?: string;
+}
+/**
+ * A pending approval request in the notebook mirror.
+ */
+export interface IPendingMirror {
+  id: string;
+  gate: string;
+  trigger?: string | null;
+  message?: string;
+  state?: string | null;
+  requested_seq?: number;
+  requested_at?: string | null;
+}
+/**
+ * ``cell.metadata["skillnb"]`` of a step cell: a ``%%formalize`` or ``%%gate`` cell.
+ *
+ * A formalize cell carries ``step`` (the fact key), a gate cell ``gate`` (its trigger, or
+ * ``None`` for a gate cell without one); ``status`` is the step's (``started``,
+ * ``committed``, ``failed``, ...) or, for a gate cell whose last report blocked it,
+ * ``blocked`` or ``waiting``.
+ */
+export interface ICellMirror {
+  step?: string | null;
+  gate?: string | null;
+  version?: number;
+  source_hash?: string | null;
+  status:
+    | 'started'
+    | 'committed'
+    | 'failed'
+    | 'cleared'
+    | 'passed'
+    | 'blocked'
+    | 'waiting';
+}
+/**
+ * ``data["application/vnd.skillnb.v1+json"]`` of a magic's output.
+ *
+ * Deterministic fields only (the same on every fresh execution), so nbval can compare it.
  */
 export interface ISkillnbBundle {
-  v: number;
+  v: 1;
+  /**
+   * ``formalize``, ``restore``, ``gate``, ``blocked``, ``approval``, ``resume``, ...
+   */
   kind: string;
   badge: string;
   status: BundleStatus;
   key: string | null;
   trigger: string | null;
 }
-
 /**
- * The volatile part of a magic output, in the output's metadata under the same MIME type:
- * the run id, when it was shown, the events it committed (not read here) and the mirror.
+ * ``metadata["application/vnd.skillnb.v1+json"]`` of a magic's output.
+ *
+ * What changes from one execution to the next: the run id, when it was shown, the events it
+ * committed and the mirror.
  */
 export interface IOutputVolatile {
+  v: 1;
   run_id: string | null;
   at: string | null;
-  mirror: IMirror | null;
+  /**
+   * The dumps of the events committed since the previous output (read by Python only).
+   */
+  events: unknown[];
+  mirror: IOutputMirror | null;
 }
-
-/** An output's MIME bundle and metadata, as the kernel sent them or the notebook holds them. */
+/**
+ * The notebook mirror and the cell's, carried by an output's metadata.
+ */
+export interface IOutputMirror {
+  notebook: ReadonlyPartialJSONObject | null;
+  cell: ReadonlyPartialJSONObject | null;
+}
+/**
+ * An output's MIME bundle and its metadata, as the kernel sends them.
+ *
+ * Any output, as the notebook holds it: the extension reads them to find SKILL.nb's.
+ */
 export interface IOutputBundle {
-  readonly data: { readonly [mime: string]: unknown };
-  readonly metadata: { readonly [key: string]: unknown };
+  data: {
+    [k: string]: JsonValue;
+  };
+  metadata: {
+    [k: string]: JsonValue;
+  };
 }
-
-/** A name the kernel suggests keeping after a cell ran (`skillnb.suggest`). */
-export interface ISuggestion {
-  name: string;
-  /** The fact kind it would be kept as (decision, data, constraint, summary, note). */
-  kind: string;
-  /** How worth keeping, 0 to 1. */
-  score: number;
-  reason: string;
-}
-
-/** A message on the `skillnb.mirror` comm. */
+/**
+ * A message on the ``skillnb.mirror`` comm.
+ */
 export interface IMirrorMessage {
-  v: number;
+  v: 1;
   notebook: ReadonlyPartialJSONObject | null;
   cell_id: string | null;
   cell: ReadonlyPartialJSONObject | null;
-  /** The last cell's suggestions; null when the message carries none (keep the old ones). */
-  suggestions: ISuggestion[] | null;
+  /**
+   * The last cell's suggestions; null when the message carries none (keep the old ones).
+   */
+  suggestions?: ISuggestion[] | null;
+}
+/**
+ * A name the kernel suggests keeping after a cell ran.
+ */
+export interface ISuggestion {
+  name: string;
+  /**
+   * The fact kind it would be kept as (decision, data, constraint, summary, note).
+   */
+  kind: string;
+  /**
+   * How worth keeping, 0 to 1.
+   */
+  score: number;
+  reason: string;
+}
+/**
+ * ``GET /skillnb/api/version``.
+ */
+export interface IRunVersion {
+  exists: boolean;
+  version: number | null;
+  /**
+   * True for a team-store run: the server can hold a version check until it changes.
+   */
+  live?: boolean;
+}
+/**
+ * The answer of ``POST /skillnb/api/milestone``.
+ */
+export interface IMilestoneResult {
+  version: number;
+  event: IEventSummary;
+}
+/**
+ * The event an action committed, as the server answers it.
+ */
+export interface IEventSummary {
+  seq: number;
+  type: string;
+  data?: {
+    [k: string]: JsonValue;
+  } | null;
+}
+/**
+ * The answer of ``POST /skillnb/api/approve`` and ``reject``.
+ */
+export interface IDecisionResult {
+  version: number;
 }

@@ -1,7 +1,11 @@
 /**
  * Test doubles: an in-memory `IRunClient` and a metadata holder.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
 import { RunApiError, type IApprover, type IRunClient } from '../src/api';
+import { parseDescription } from '../src/parse';
 import type {
   IDecisionResult,
   IMilestoneResult,
@@ -9,34 +13,30 @@ import type {
   IRunVersion
 } from '../src/types';
 
-/** A minimal valid description. */
+/**
+ * The golden `run.describe()`: a real run with every section filled, written by
+ * `tests/golden_view.py` and checked by pytest against the pydantic models of the contract.
+ */
+export const GOLDEN_PATH = resolve(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  'tests',
+  'fixtures',
+  'describe.json'
+);
+
+/** A fresh copy of the golden description (as the server sends it: unparsed JSON). */
+export function golden(): unknown {
+  return JSON.parse(readFileSync(GOLDEN_PATH, 'utf-8')) as unknown;
+}
+
+/** The golden description, with `overrides`. */
 export function description(
   overrides: Partial<IRunDescription> = {}
 ): IRunDescription {
-  return {
-    v: 1,
-    run_id: 'run-1',
-    workflow: 'report',
-    state: 'draft',
-    version: 3,
-    updated_at: '2024-05-01T10:00:00+00:00',
-    states: ['draft', 'review', 'done'],
-    visited: ['draft'],
-    next: [],
-    facts: [],
-    pending: [],
-    uncertain: [],
-    profile: 'default',
-    follow_ups: [],
-    threads: [],
-    batches: [],
-    key_ids: {},
-    milestones: [],
-    last_report: null,
-    history: [],
-    mermaid: null,
-    ...overrides
-  };
+  return { ...parseDescription(golden()), ...overrides };
 }
 
 /** One call made to the fake client. */

@@ -150,7 +150,10 @@ describe('RunModel', () => {
 
   it('approves through the client and shows the refreshed run', async () => {
     const client = new FakeClient();
-    client.runs.set('a.ipynb', description({ pending: [pending('sign_off')] }));
+    client.runs.set(
+      'a.ipynb',
+      description({ version: 3, pending: [pending('sign_off')] })
+    );
     const model = new RunModel(client);
     await model.setPath('a.ipynb');
     assert.equal(model.description?.pending.length, 1);
@@ -178,7 +181,7 @@ describe('RunModel', () => {
 
   it('records a milestone and refreshes', async () => {
     const client = new FakeClient();
-    client.runs.set('a.ipynb', description({ version: 7 }));
+    client.runs.set('a.ipynb', description({ version: 7, milestones: [] }));
     const model = new RunModel(client);
     await model.setPath('a.ipynb');
     const result = await model.milestone('extraction-done');

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,11 +52,11 @@ def test_status_shows_state_next_and_pending(nb: Path, capsys: pytest.CaptureFix
     code, out, err = _cli(capsys, "status", nb)
     assert (code, err) == (0, "")
     assert f"run {run.id} · workflow Publish_Flow · state review · version {run.version}" in out
-    assert "publish → published  [blocked]" in out
+    assert "  ✗ publish → published: blocked" in out
     request = run.pending()[0]
-    assert f"publish_ok (request {request.id}" in out
-    assert f"approve: skillnb approve {nb} publish_ok --by NAME" in out
-    assert "facts: 2" in out
+    assert f"⏳ publish_ok (for publish, request {request.id}): " in out
+    assert f" → skillnb approve {nb} publish_ok --by NAME" in out
+    assert re.search(r"Facts:\n  \w+ +\w+ +v1 ", out)
 
 
 def test_status_json_is_describe(nb: Path, capsys: pytest.CaptureFixture[str]) -> None:

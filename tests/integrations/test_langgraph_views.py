@@ -10,9 +10,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
 import skillnb
+from skillnb.core.viewtext import render_text
 from skillnb.integrations.langgraph import SkillnbSaver, resume_approved
 from skillnb.jupyter import widgets_render as render
-from skillnb.jupyter.widgets_text import render_text
 from skillnb.run import Run
 
 CONFIG: Any = {"configurable": {"thread_id": "views"}}

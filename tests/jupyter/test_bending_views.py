@@ -9,10 +9,8 @@ import pytest
 
 from skillnb.cli.render import follow_up_lines, status_lines
 from skillnb.core.summary import render_summary
+from skillnb.core.viewtext import render_text
 from skillnb.jupyter import widgets_render as render
-from skillnb.jupyter.status import render_text as status_text
-from skillnb.jupyter.status import status_sections
-from skillnb.jupyter.widgets_text import render_text
 
 SCRIPT = "<script>alert('x')</script>"
 
@@ -67,7 +65,6 @@ def test_the_default_profile_and_no_follow_ups_add_nothing() -> None:
     plain = view(profile="default", follow_ups=False)
     assert "profile" not in render.render_html(plain)
     assert "Follow-ups" not in render_text(plain)
-    assert "follow-ups" not in "\n".join(status_text(status_sections(plain)))
     assert "profile" not in render_summary(plain)
     assert "Open follow-ups" not in render_summary(plain)
 
@@ -76,10 +73,8 @@ def test_the_text_forms_list_the_follow_up() -> None:
     text = render_text(view())
     assert text.splitlines()[0].endswith("profile demo")
     assert "Follow-ups:" in text
-    assert "(gate quality_ok, state analyzing)" in text
-    status = "\n".join(status_text(status_sections(view())))
-    assert "· profile demo" in status
-    assert "→ %skillnb resolve quality_ok" in status
+    assert "(gate quality_ok in state analyzing: analysis.score >= 0.8 is false)" in text
+    assert "→ %skillnb resolve quality_ok" in text
 
 
 @pytest.mark.parametrize("max_chars", [4000, 700])
@@ -93,7 +88,9 @@ def test_the_summary_keeps_the_profile_and_the_follow_up(max_chars: int) -> None
 def test_the_cli_shows_the_profile_and_lists_follow_ups_with_their_ids() -> None:
     status = status_lines(view(), target="nb.ipynb")
     assert status[0].endswith("profile demo")
-    assert "open follow-ups: 1 (skillnb follow-ups nb.ipynb)" in status
+    joined = "\n".join(status)
+    assert "  ⚠ f00d Add a caveat <script>alert('x')</script> (gate quality_ok" in joined
+    assert "→ skillnb resolve nb.ipynb f00d --by NAME" in joined
     lines = follow_up_lines(view(), target="nb.ipynb")
     assert lines[0].startswith("f00d  quality_ok in analyzing (v11,")
     assert lines[-1] == "    resolve: skillnb resolve nb.ipynb f00d --by NAME"

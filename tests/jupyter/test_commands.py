@@ -24,8 +24,11 @@ def test_status_is_plain_deterministic_and_escaped(ip: RaisingShell) -> None:
     assert data[MIME]["kind"] == "status"
     assert data[MIME]["status"] == "waiting"
     text = data["text/plain"]
-    assert "facts (1):\n  note v1 (note) = <script>alert('x')</script>" in text
-    assert "waiting for approval:\n  ship.approval: Go? → %skillnb approve ship.approval" in text
+    assert "Facts:\n  note  note       v1  <script>alert('x')</script>" in text
+    assert (
+        "Pending approvals:\n"
+        "  ⏳ ship.approval (for gate:ship): Go? → %skillnb approve ship.approval" in text
+    )
     assert current_run(ip).id not in text
     assert "<script>" not in data["text/html"]
     assert "&lt;script&gt;" in data["text/html"]
@@ -134,7 +137,7 @@ def test_resume_restores_facts_and_lists_what_waits(ip: RaisingShell) -> None:
         text = resumed["text/plain"]
         assert text.startswith("▶ resumed run at version ")
         assert "restored into the namespace:\n  budget" in text
-        assert "ship.approval: Go?" in text
+        assert "⏳ ship.approval (for gate:ship): Go? → %skillnb approve ship.approval" in text
         summary = again.display_pub.outputs[-1]["data"]
         assert summary["text/markdown"].startswith("# SKILL.nb run summary")
     finally:

@@ -93,7 +93,10 @@ def test_load_with_a_run_shows_the_resume_banner(ip: RaisingShell) -> None:
         assert data["application/vnd.skillnb.v1+json"]["kind"] == "resume"
         assert data["application/vnd.skillnb.v1+json"]["status"] == "waiting"
         assert "waiting for approval:" in text
-        assert "publish.approval: Ship it? → %skillnb approve publish.approval" in text
+        assert (
+            "⏳ publish.approval (for gate:publish): Ship it? → %skillnb approve publish.approval"
+            in (text)
+        )
         assert "%resume puts the facts back" in text
         assert "budget" not in again.user_ns  # the banner restores nothing by itself
     finally:

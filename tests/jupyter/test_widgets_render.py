@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from skillnb.core.viewtext import render_text
 from skillnb.jupyter import widgets_render as render
-from skillnb.jupyter.widgets_text import render_text
 
 SCRIPT = "<script>alert('x')</script>"
 
@@ -165,12 +165,13 @@ def test_text_shows_state_moves_gates_facts_and_pending() -> None:
     assert "boss (approval): waiting for approval" in text
     assert "has_budget" not in text.split("Last gate report")[0]  # passing gates are not listed
     assert "⚠ drop → done: warning" in text
-    assert "- boss (for submit): approve the draft" in text
+    assert "⏳ boss (for submit): approve the draft " in text
+    assert text.count("%skillnb approve boss") == 1  # the hint is given once
     assert "Last gate report (submit, state 'draft'): blocked" in text
     assert re.search(r"budget\s+decision\s+v2\s+1200", text)
     assert "(not restorable)" in text
-    assert "Batch resumes: 3/27 done" in text
-    assert "Uncertain step: formalize:summary" in text
+    assert "Batches:\n  resumes: 3/27 done" in text
+    assert "Uncertain steps:\n  formalize:summary (started at v" in text
 
 
 def test_text_is_deterministic_without_ids_or_times() -> None:

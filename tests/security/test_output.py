@@ -50,8 +50,8 @@ def test_a_pasted_approve_suggestion_runs_no_shell_command(
     _gated(nb, gate)
     code, out, _ = _cli(capsys, "status", nb)
     assert code == 0
-    line = next(x for x in out.splitlines() if "approve: skillnb approve" in x)
-    suggested = line.split("approve: ", 1)[1]
+    line = next(x for x in out.splitlines() if " → skillnb approve" in x)
+    suggested = "skillnb" + line.rsplit(" → skillnb", 1)[1]
     assert shlex.split(suggested) == ["skillnb", "approve", str(nb), gate, "--by", "NAME"]
     # Paste it into a real shell, with `skillnb` standing for a harmless command.
     subprocess.run(["sh", "-c", "true" + suggested.removeprefix("skillnb")], check=True)

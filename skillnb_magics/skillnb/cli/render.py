@@ -1,8 +1,10 @@
 """Plain-text renderings of a run for the terminal (edge layer).
 
 Pure functions of :meth:`skillnb.run.Run.describe`'s dictionary (and of events), so the
-output is the same whoever asks. Unlike notebook outputs they show ids (approval requests,
-run ids): the terminal user needs them for ``--request``. Every piece of run data goes through
+output is the same whoever asks. ``skillnb status`` is the one renderer of the run view
+(:func:`skillnb.core.viewtext.render_text`, as in the notebook) with the terminal's commands;
+unlike notebook outputs it shows ids (approval requests, follow-ups, the run): the terminal
+user needs them for ``--request`` and ``resolve``. Every line goes through
 :func:`skillnb.cli.target.clean`, since facts can hold LLM output with terminal escapes.
 """
 
@@ -12,18 +14,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillnb.cli.target import clean
-from skillnb.core.marks import MARKS, mark
+from skillnb.core import viewtext
 from skillnb.core.shell import quoted
+from skillnb.core.viewtext import Commands, render_text
 
-__all__ = ["clip", "facts_lines", "follow_up_lines", "history_lines", "status_lines"]
+__all__ = [
+    "clip",
+    "facts_lines",
+    "follow_up_lines",
+    "history_lines",
+    "status_lines",
+    "terminal_commands",
+]
 
 View = Mapping[str, Any]
 
 
 def clip(text: object, limit: int = 60) -> str:
     """One line of at most ``limit`` characters, control characters replaced."""
-    line = clean(text).replace("\n", " ").replace("\t", " ")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return viewtext.clip(clean(text), limit)
 
 
 def _header(view: View) -> str:
@@ -37,55 +46,23 @@ def _header(view: View) -> str:
     return " · ".join(parts)
 
 
-def _next_lines(view: View) -> list[str]:
-    lines = []
-    for option in view.get("next", []):
-        failing = [g for g in option["gates"] if g["passed"] is False]
-        why = "; ".join(f"{clean(g['gate'])}: {clip(g['message'], 80)}" for g in failing)
-        lines.append(
-            f"  {mark(option['status'])} {clean(option['trigger'])} → {clean(option['to'])}"
-            f"  [{option['status']}]" + (f"  {why}" if why else "")
-        )
-    return ["next:", *lines] if lines else []
-
-
-def _pending_lines(view: View, target: str) -> list[str]:
-    lines = []
-    for request in view.get("pending", []):
-        gate = clean(request["gate"])
-        lines.append(
-            f"  {MARKS['waiting']} {gate} (request {clean(request['id'])}, "
-            f"asked at v{request['requested_seq']} in {clean(request['state'])}): "
-            + clip(request["message"], 80)
-        )
-        lines.append(f"    approve: skillnb approve {target} {quoted(request['gate'])} --by NAME")
-    return ["waiting for approval:", *lines] if lines else []
+def terminal_commands(target: str) -> Commands:
+    """The commands a terminal user runs on the run named ``target``; ids shown."""
+    return Commands(
+        approve=lambda p: f"skillnb approve {target} {quoted(p['gate'])} --by NAME",
+        resolve=lambda f: f"skillnb resolve {target} {quoted(f['id'])} --by NAME",
+        clear=lambda _u: None,
+        ids=True,
+    )
 
 
 def status_lines(view: View, *, target: str) -> list[str]:
     """Render the run at a glance; ``target`` is how to name it in a suggested command."""
     lines = [_header(view)]
     if view.get("updated_at"):
-        lines.append(f"updated {view['updated_at']}")
-    lines += _next_lines(view)
-    lines += _pending_lines(view, target)
-    follow_ups = view.get("follow_ups", [])
-    if follow_ups:
-        lines.append(f"open follow-ups: {len(follow_ups)} (skillnb follow-ups {target})")
-    uncertain = view.get("uncertain", [])
-    if uncertain:
-        lines.append("uncertain steps (started, never committed):")
-        lines += [f"  {clean(s['key'])} (started at v{s['started_seq']})" for s in uncertain]
-    for batch in view.get("batches", []):
-        lines.append(f"batch {clean(batch['name'])}: {batch['done']}/{batch['total']} done")
-    facts = view.get("facts", [])
-    lines.append(f"facts: {len(facts)}" + (f" (skillnb facts {target})" if facts else ""))
-    report = view.get("last_report")
-    if report is not None and not report["passed"]:
-        failed = [r for r in report["results"] if not r["passed"] and r["severity"] == "block"]
-        reasons = "; ".join(f"{clean(r['gate'])}: {clip(r['message'], 80)}" for r in failed)
-        lines.append(f"last blocked: {clean(report['trigger'] or report.get('key'))}: {reasons}")
-    return lines
+        lines.append(f"updated {clean(view['updated_at'])}")
+    body = render_text(view, commands=terminal_commands(target)).splitlines()[1:]
+    return lines + [clean(line) for line in body]  # the header above replaces the headline
 
 
 def follow_up_lines(view: View, *, target: str) -> list[str]:

@@ -15,15 +15,12 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
+from skillnb.core.viewtext import render_text
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.display import Output, Status
 from skillnb.jupyter.outcomes import resumed
-from skillnb.jupyter.status import (
-    render_html,
-    render_text,
-    scrub,
-    status_sections,
-)
+from skillnb.jupyter.status import scrub
+from skillnb.jupyter.widgets_render import render_html
 
 if TYPE_CHECKING:
     from skillnb.jupyter.session import NotebookSession
@@ -39,11 +36,10 @@ def _status(session: NotebookSession, _args: argparse.Namespace) -> Output | Non
     if session.show_view(run):
         return None
     view = run.describe()
-    sections = status_sections(view)
     badge = f"SKILL.nb · {view.get('workflow') or 'run'}"
     status: Status = "waiting" if view["pending"] or view["uncertain"] else "ok"
-    html = render_html(badge, sections, status)
-    return Output("status", status, badge, render_text(sections), html=html)
+    text = scrub(render_text(view), run.id).splitlines()
+    return Output("status", status, badge, text, html=render_html(view))
 
 
 def _history(session: NotebookSession, args: argparse.Namespace) -> Output:

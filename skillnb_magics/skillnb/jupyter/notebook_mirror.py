@@ -14,24 +14,30 @@ Shapes (``"v": 1``)::
     cell.metadata["skillnb"] = {"step": key | "gate": trigger, "version", "source_hash",
                                 "status"}
 
-A mirror read from a file is untrusted: :func:`validate_mirror` checks every type and size and
-refuses active markup (``<script>``, ``javascript:`` URLs, inline event handlers). A mirror
+The shapes are the pydantic models of :mod:`skillnb.core.contract_mirror`. A mirror read
+from a file is untrusted: :func:`validate_mirror` checks every type and size and refuses
+active markup (``<script>``, ``javascript:`` URLs, inline event handlers). A mirror
 that fails is ignored with a :class:`MirrorWarning`; nothing in it is ever evaluated.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from skillnb.core.contract_mirror import (
+    ACTIVE_MARKUP,
+    CONTROL_CHARS,
+    MIRROR_VERSION,
+    NotebookMirror,
+)
 from skillnb.core.limits import MAX_KEY, name_problem
-from skillnb.core.records import FactKind, RunState
+from skillnb.core.records import RunState
 from skillnb.core.source import source_hash
 from skillnb.jupyter.notebook_file import cell_source
 
@@ -49,17 +55,8 @@ __all__ = [
     "validate_mirror",
 ]
 
-MIRROR_VERSION = 1
-"""Format version of the metadata mirror."""
-
 MAX_MIRROR_BYTES = 2_000_000
 """A mirror whose JSON is larger than this is refused unread."""
-
-_ACTIVE_MARKUP = re.compile(
-    r"<\s*/?\s*(script|iframe|object|embed|meta|link|style)\b|javascript\s*:|<[^>]*\son\w+\s*=",
-    re.IGNORECASE,
-)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class MirrorWarning(UserWarning):
@@ -74,79 +71,11 @@ def inert_text(value: str, limit: int = 4000) -> str:
     Previews are display-only, so a fact holding, say, a scraped web page still gets a mirror
     that reads back; keys and states are never altered.
     """
-    text = _CONTROL.sub("\ufffd", value)
-    text = _ACTIVE_MARKUP.sub(
+    text = CONTROL_CHARS.sub("\ufffd", value)
+    text = ACTIVE_MARKUP.sub(
         lambda m: m.group(0).replace("<", "\u2039").replace(":", "\u2236"), text
     )
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _plain_text(value: str) -> str:
-    if _CONTROL.search(value):
-        raise ValueError("control characters are not allowed")
-    if _ACTIVE_MARKUP.search(value):
-        raise ValueError("active markup (script, event handler, javascript: URL) is not allowed")
-    return value
-
-
-def _name(value: str) -> str:
-    # The same rule the run applies when it writes a key (skillnb.core.limits), so the
-    # mirror never holds a name its own reader would refuse.
-    problem = name_problem(value, MAX_KEY)
-    if problem is not None:
-        raise ValueError(f"a name {problem}")
-    return value
-
-
-Name = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_name)]
-Text = Annotated[str, Field(max_length=4000), AfterValidator(_plain_text)]
-Stamp = Annotated[str, Field(max_length=64), AfterValidator(_name)]
-Count = Annotated[int, Field(ge=0, le=2**53)]
-
-
-class _Strict(BaseModel):
-    # Unknown keys are dropped (a newer writer may add some); known ones are type-checked
-    # without coercion, so "3" is not an int and 1 is not a string.
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-
-class FactMirror(_Strict):
-    """One fact in the notebook mirror."""
-
-    version: Annotated[int, Field(ge=1, le=2**53)]
-    """The fact's version."""
-    kind: FactKind = "data"
-    """What the fact means for the workflow."""
-    cell_id: Name | None = None
-    """The cell that produced it."""
-    preview: Text = ""
-    """A short rendering of the value (never the value itself)."""
-
-
-class PendingMirror(_Strict):
-    """A pending approval request in the notebook mirror."""
-
-    id: Name
-    gate: Name
-    trigger: Name | None = None
-    message: Text = ""
-    state: Name | None = None
-    requested_seq: Count = 0
-    requested_at: Stamp | None = None
-
-
-class NotebookMirror(_Strict):
-    """``metadata["skillnb"]``: the run at a glance, written beside the cells."""
-
-    v: Literal[1]
-    """Format version."""
-    run_id: Name
-    workflow: Name | None = None
-    state: Name | None = None
-    version: Count = 0
-    facts: Annotated[dict[Name, FactMirror], Field(max_length=10_000)] = Field(default_factory=dict)
-    pending: Annotated[list[PendingMirror], Field(max_length=1000)] = Field(default_factory=list)
-    updated_at: Stamp | None = None
 
 
 def validate_mirror(raw: Any, *, origin: str) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ unsubscribes when closed.
 
 Displayed anywhere without a widget frontend (VS Code without widgets, nbconvert, nbval), it
 falls back to the deterministic ``text/plain`` and escaped ``text/html`` of
-:mod:`skillnb.jupyter.widgets_text` and :mod:`skillnb.jupyter.widgets_render`.
+:mod:`skillnb.core.viewtext` and :mod:`skillnb.jupyter.widgets_render`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ipywidgets as w
 
+from skillnb.core.viewtext import render_text
 from skillnb.errors import SkillnbError
 from skillnb.jupyter import widgets_render as render
-from skillnb.jupyter.widgets_text import render_text
 
 if TYPE_CHECKING:
     from skillnb.core.records import Event

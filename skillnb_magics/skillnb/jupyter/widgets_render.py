@@ -3,7 +3,8 @@
 Everything here is a pure function of the dictionary that :meth:`skillnb.run.Run.describe`
 returns: :class:`skillnb.jupyter.widgets.RunView` shows these fragments in its sections, and
 :func:`render_html` is the view's ``text/html`` form where no widget frontend runs (VS Code
-without widgets, nbconvert). The plain-text form is in :mod:`skillnb.jupyter.widgets_text`.
+without widgets, nbconvert). The plain-text form, and the one clip, the marks and the helpers
+both forms share, are in :mod:`skillnb.core.viewtext`.
 
 Every piece of run data goes through :func:`html.escape`: facts and gate messages can hold
 LLM output, including markup and ``<script>``.
@@ -16,9 +17,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from skillnb.core.graph import mermaid_markdown
-from skillnb.core.marks import MARKS
+from skillnb.core.marks import MARKS, mark
 from skillnb.core.shell import magic_command
+from skillnb.core.viewtext import (
+    clip,
+    gate_reason,
+    gate_status,
+    history_line,
+    thread_detail,
+    thread_interrupts,
+)
 
 __all__ = [
     "STATUS_COLOURS",
@@ -66,13 +74,6 @@ STATUS_MARKS: Mapping[str, str] = MARKS
 """The mark of a transition (or gate) by gate status, in plain text."""
 
 _PREVIEW = 80
-_RUN_CREATED = re.compile(r"^run \S+ created$")
-
-
-def clip(text: object, limit: int = _PREVIEW) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _e(text: object, limit: int | None = None) -> str:
@@ -80,44 +81,17 @@ def _e(text: object, limit: int | None = None) -> str:
     return html.escape(clip(text, limit) if limit else str(text), quote=True)
 
 
-def gate_status(passed: bool | None, severity: str) -> str:
-    """Classify one gate result: ``passing``, ``warning``, ``blocked`` or ``unknown``."""
-    if passed is None:
-        return "unknown"
-    if passed:
-        return "passing"
-    return "warning" if severity == "warn" else "blocked"
-
-
-_HINT = re.compile(r"; approve with `[^`]*`(?: or `[^`]*`)?$")
-
-
 def _coded(escaped: str) -> str:
     """Show `backticked` spans of already escaped text as ``<code>`` (commands in messages)."""
     return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escaped)
-
-
-def gate_reason(result: Mapping[str, Any], view: View) -> str:
-    """A gate result's message without the approve hint when the view lists the request.
-
-    An approval gate's message ends with how to approve (``; approve with `...```); the
-    pending section already says it (once, as code), so the moves and the gate report drop it.
-    """
-    message = str(result.get("message", ""))
-    pending = {str(p.get("gate")) for p in view.get("pending") or []}
-    if result.get("kind") == "approval" and str(result.get("gate")) in pending:
-        return _HINT.sub("", message)
-    return message
 
 
 def _gate_colour(result: Mapping[str, Any]) -> str:
     return STATUS_COLOURS[gate_status(result.get("passed"), str(result.get("severity")))]
 
 
-def history_line(entry: Mapping[str, Any]) -> str:
-    """Return a history summary without the run id (it is not deterministic)."""
-    summary = str(entry.get("summary", ""))
-    return "run created" if _RUN_CREATED.match(summary) else summary
+def _gate_mark(result: Mapping[str, Any]) -> str:
+    return mark(gate_status(result.get("passed"), str(result.get("severity"))))
 
 
 _BOX = "font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;line-height:1.45"
@@ -193,7 +167,7 @@ def next_html(view: View) -> str:
         status = str(move.get("status", "unknown"))
         colour = STATUS_COLOURS.get(status, STATUS_COLOURS["unknown"])
         gates = "".join(
-            f'<li style="color:{_gate_colour(g)}">'
+            f'<li style="color:{_gate_colour(g)}">{_gate_mark(g)} '
             f"<b>{_e(g['gate'])}</b> ({_e(g['kind'])}): "
             f"{_coded(_e(gate_reason(g, view), 200))}</li>"
             for g in move.get("gates") or []
@@ -202,7 +176,7 @@ def next_html(view: View) -> str:
         rows.append(
             f'<div class="skillnb-next skillnb-next-{_e(status)}" style="margin:2px 0">'
             f'<span style="color:{colour};font-weight:600">{_e(move["trigger"])} → '
-            f"{_e(move['to'])}</span> {_badge(status, colour)}"
+            f"{_e(move['to'])}</span> {_badge(f'{mark(status)} {status}', colour)}"
             + (f'<ul style="margin:2px 0 2px 18px;padding:0">{gates}</ul>' if gates else "")
             + "</div>"
         )
@@ -219,7 +193,7 @@ def report_html(view: View) -> str:
     where = report.get("trigger") or report.get("key") or "cell"
     rows = "".join(
         f'<tr><td style="{_CELL};color:{_gate_colour(r)}">'
-        f"{STATUS_MARKS[gate_status(r.get('passed'), str(r.get('severity')))]}</td>"
+        f"{_gate_mark(r)}</td>"
         f'<td style="{_CELL}"><b>{_e(r["gate"])}</b></td><td style="{_CELL}">{_e(r["kind"])}</td>'
         f'<td style="{_CELL}">{_e(r["severity"])}</td>'
         f'<td style="{_CELL}">{_coded(_e(gate_reason(r, view), 300))}</td></tr>'
@@ -304,28 +278,6 @@ def follow_ups_html(view: View) -> str:
     )
 
 
-def thread_detail(thread: Mapping[str, Any]) -> str:
-    """``step N · next a, b · K checkpoints`` for one LangGraph thread of the view."""
-    step = thread.get("step")
-    nodes = [str(n) for n in thread.get("next") or []]
-    count = int(thread.get("checkpoints") or 0)
-    parts = [
-        "" if step is None else f"step {step}",
-        f"next {', '.join(nodes)}" if nodes else "finished",
-        f"{count} checkpoint{'' if count == 1 else 's'}",
-    ]
-    return " · ".join(p for p in parts if p)
-
-
-def thread_interrupts(thread: Mapping[str, Any], view: View) -> list[tuple[str, str, bool]]:
-    """``(node, value, waiting)`` per open interrupt; ``waiting`` when its approval is pending."""
-    pending = {str(p.get("id")) for p in view.get("pending") or []}
-    return [
-        (str(i.get("node") or "?"), str(i.get("value") or ""), str(i.get("id")) in pending)
-        for i in thread.get("interrupts") or []
-    ]
-
-
 def threads_html(view: View, *, ids: bool = True) -> str:
     """Render the run's LangGraph threads: step, next nodes, open interrupts.
 
@@ -390,6 +342,16 @@ def history_html(view: View, *, n: int = 20, times: bool = True) -> str:
         f'<details style="{_BOX}"><summary>History (last {len(recent)})</summary>'
         f'<ul style="margin:2px 0 2px 18px;padding:0;font-size:12px">{items}</ul></details>'
     )
+
+
+def mermaid_markdown(source: str, *, direction: str | None = None) -> str:
+    """The diagram's Markdown: :func:`skillnb.core.graph.mermaid_markdown`, imported on use.
+
+    (``core.graph`` reads workflow definitions, which loading the extension does not need.)
+    """
+    from skillnb.core.graph import mermaid_markdown as fenced
+
+    return fenced(source, direction=direction)
 
 
 def render_html(view: View) -> str:

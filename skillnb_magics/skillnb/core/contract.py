@@ -1,0 +1,204 @@
+"""The JSON contract between the Python side and the JupyterLab extension (pure core).
+
+Every shape that crosses from Python to TypeScript is a pydantic model, stated once here:
+
+* the run view, ``run.describe()`` (:mod:`skillnb.core.contract_view`), served by the server
+  extension and rendered by the widget, the fallbacks, the CLI and the panel;
+* the notebook metadata mirror (:mod:`skillnb.core.contract_mirror`);
+* the display bundle of a magic's output: its deterministic data (:class:`SkillnbBundle`) and
+  its volatile metadata (:class:`OutputVolatile`), see :mod:`skillnb.jupyter.display`;
+* the messages on the ``skillnb.mirror`` comm (:class:`MirrorMessage`);
+* the server extension's answers (:class:`RunVersion`, :class:`DecisionResult`,
+  :class:`MilestoneResult`).
+
+:func:`contract_schema` exports them as one JSON Schema (every model under ``$defs``, one
+property per model at the root); ``scripts/gen_types.py`` writes it to
+``skillnb_magics/skillnb/core/contract.schema.json`` and generates
+``labextension/src/types.ts`` from it with json-schema-to-typescript, and a test fails when
+either differs from what is committed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.config import JsonDict
+from pydantic.json_schema import GenerateJsonSchema, models_json_schema
+from typing_extensions import TypeAliasType
+
+from skillnb.core import contract_view as view
+from skillnb.core.contract_mirror import CellMirror, NotebookMirror
+
+__all__ = [
+    "BundleStatus",
+    "DecisionResult",
+    "MilestoneResult",
+    "MirrorMessage",
+    "OutputBundle",
+    "OutputMirror",
+    "OutputVolatile",
+    "RunVersion",
+    "SkillnbBundle",
+    "Suggestion",
+    "contract_models",
+    "contract_schema",
+]
+
+BundleStatus = TypeAliasType(
+    "BundleStatus", Literal["ok", "restored", "blocked", "waiting", "warning", "error"]
+)
+"""The status of a skillnb output, which picks the badge style."""
+
+_JSON_OBJECT: JsonDict = {"tsType": "ReadonlyPartialJSONObject | null"}
+"""Mirrors travel to TypeScript as opaque JSON: the extension writes them into the notebook
+model as they are and never reads their fields."""
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+
+class SkillnbBundle(_Shape):
+    """``data["application/vnd.skillnb.v1+json"]`` of a magic's output.
+
+    Deterministic fields only (the same on every fresh execution), so nbval can compare it.
+    """
+
+    v: Literal[1]
+    kind: str
+    """``formalize``, ``restore``, ``gate``, ``blocked``, ``approval``, ``resume``, ..."""
+    badge: str
+    status: BundleStatus
+    key: str | None
+    trigger: str | None
+
+
+class OutputMirror(_Shape):
+    """The notebook mirror and the cell's, carried by an output's metadata."""
+
+    notebook: NotebookMirror | None = Field(json_schema_extra=_JSON_OBJECT)
+    cell: CellMirror | None = Field(json_schema_extra=_JSON_OBJECT)
+
+
+class OutputVolatile(BaseModel):
+    """``metadata["application/vnd.skillnb.v1+json"]`` of a magic's output.
+
+    What changes from one execution to the next: the run id, when it was shown, the events it
+    committed and the mirror.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    v: Literal[1]
+    run_id: str | None
+    at: str | None
+    events: list[dict[str, JsonValue]] = Field(json_schema_extra={"tsType": "unknown[]"})
+    """The dumps of the events committed since the previous output (read by Python only)."""
+    mirror: OutputMirror | None
+
+
+class OutputBundle(_Shape):
+    """An output's MIME bundle and its metadata, as the kernel sends them.
+
+    Any output, as the notebook holds it: the extension reads them to find SKILL.nb's.
+    """
+
+    data: dict[str, JsonValue]
+    metadata: dict[str, JsonValue]
+
+
+class Suggestion(_Shape):
+    """A name the kernel suggests keeping after a cell ran."""
+
+    name: str
+    kind: str
+    """The fact kind it would be kept as (decision, data, constraint, summary, note)."""
+    score: float
+    """How worth keeping, 0 to 1."""
+    reason: str
+
+
+class MirrorMessage(_Shape):
+    """A message on the ``skillnb.mirror`` comm."""
+
+    v: Literal[1]
+    notebook: NotebookMirror | None = Field(json_schema_extra=_JSON_OBJECT)
+    cell_id: str | None
+    cell: CellMirror | None = Field(json_schema_extra=_JSON_OBJECT)
+    suggestions: list[Suggestion] | None = None
+    """The last cell's suggestions; null when the message carries none (keep the old ones)."""
+
+
+class RunVersion(_Shape):
+    """``GET /skillnb/api/version``."""
+
+    exists: bool
+    version: int | None
+    live: bool = False
+    """True for a team-store run: the server can hold a version check until it changes."""
+
+
+class EventSummary(_Shape):
+    """The event an action committed, as the server answers it."""
+
+    seq: int
+    type: str
+    data: dict[str, JsonValue] | None = None
+
+
+class MilestoneResult(_Shape):
+    """The answer of ``POST /skillnb/api/milestone``."""
+
+    version: int
+    event: EventSummary
+
+
+class DecisionResult(_Shape):
+    """The answer of ``POST /skillnb/api/approve`` and ``reject``."""
+
+    version: int
+
+
+def contract_models() -> dict[str, type[BaseModel]]:
+    """Every top-level shape of the contract, by the name the schema's root gives it."""
+    return {
+        "run_description": view.RunDescription,
+        "notebook_mirror": NotebookMirror,
+        "cell_mirror": CellMirror,
+        "bundle": SkillnbBundle,
+        "output_volatile": OutputVolatile,
+        "output_bundle": OutputBundle,
+        "mirror_message": MirrorMessage,
+        "run_version": RunVersion,
+        "milestone_result": MilestoneResult,
+        "decision_result": DecisionResult,
+    }
+
+
+class _Untitled(GenerateJsonSchema):
+    """Pydantic's schema without a title on every field (they would become type aliases)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def contract_schema() -> dict[str, Any]:
+    """The whole contract as one JSON Schema (draft 2020-12), deterministic."""
+    models = contract_models()
+    refs, defs = models_json_schema(
+        [(model, "validation") for model in models.values()],
+        ref_template="#/$defs/{model}",
+        schema_generator=_Untitled,
+    )
+    properties = {name: refs[(model, "validation")] for name, model in models.items()}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "SkillnbContract",
+        "description": "The JSON shapes SKILL.nb sends from Python to its frontends (format v1).",
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+        "$defs": defs["$defs"],
+    }
