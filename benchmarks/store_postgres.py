@@ -1,18 +1,34 @@
 """The team store on PostgreSQL (pgserver): durable writes against a raw INSERT + COMMIT.
 
-Imported by ``benchmarks/store.py``, which prints this section after the sidecar's. Every
-figure is a median measured on one local PostgreSQL 16 started with pgserver (fsync and
-synchronous_commit on), alternated with the baseline: a raw single-row ``INSERT`` + ``COMMIT``
-of the same event into a plain table on the same server and a connection of its own.
+Run with ``.venv/bin/python benchmarks/store_postgres.py`` (about a minute), or call
+``main(argv)``, which prints the table and returns its rows (``benchmarks/_table.py``).
+``benchmarks/store.py`` prints it after the sidecar's. Every figure is measured on one local
+PostgreSQL 16 started with pgserver (``fsync`` and ``synchronous_commit`` on), beside its
+baseline measured in the same run:
 
-Rows:
+* ``raw``: a single-row ``INSERT`` + ``COMMIT`` (autocommit, one round trip) of the same
+  event data into a plain table, on a connection of its own, alternated write for write;
+* ``formalize``: :meth:`Run.formalize` on a database run: encode, append, fold. When this
+  process wrote last, that is one statement (``skillnb_append``: advisory lock, compare and
+  swap, insert, NOTIFY), the goal being at most 1.5 times raw;
+* ``append @10`` / ``@10,000``: :meth:`PostgresStore.append` of one event at the 10th and
+  the 10,000th version (growth: the second ratio over the first; flat is 1);
+* ``4 writers``: four processes formalizing into one run at once (a compare-and-swap lost
+  to another writer is retried), writes per second, against four processes doing raw
+  inserts at once; and into a run each;
+* ``claim + done``: four processes consuming one 400-item batch whose body does nothing,
+  items per second (each item: take with ``FOR UPDATE SKIP LOCKED``, then a durable
+  ``batch.item_done``), against one process alone; then with a body that sleeps 5 ms (the
+  goal: four at least three times one). With an empty body the completions of one run, each
+  a commit that waits for the disk under the run's lock, set the pace whatever the number
+  of consumers;
+* ``LangGraph PostgresSaver``: one step of a one-node graph adding a key to a dict channel,
+  checkpointed by LangGraph's own PostgreSQL saver on the same server (a reference line).
 
-* ``append``: :meth:`PostgresStore.append` of one event (one statement: advisory lock, CAS,
-  insert, version, NOTIFY);
-* ``formalize``: :meth:`Run.formalize` on a database run (lock, catch up, encode, append,
-  unlock): what a notebook cell pays;
-* ``4 writers``: four processes formalizing into one run at once (CAS retried on conflict),
-  total writes per second, against four processes doing raw inserts at once.
+Before schema version 2 (same machine kind, a loaded moment): formalize 5.46x raw (four
+round trips: catch up, head, lock + head, append), append 3.57x, 4 writers on one run 517
+writes/s against 3,663 raw, claim + done with 4 consumers 268 items/s (claims were journal
+events under the run's lock).
 """
 
 from __future__ import annotations
@@ -24,19 +40,25 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pgserver
 import psycopg
 
-from skillnb.core.records import EventDraft
+from _table import Row, format_table, row
+from skillnb.core.records import EventDraft, Fact
 from skillnb.run import open_run
 from skillnb.store.postgres import PostgresStore
 
 WRITES = 200
 BIG = 10_000
+ITEMS = 400
+NAME = "store_postgres"
+_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class Pair(NamedTuple):
@@ -44,6 +66,25 @@ class Pair(NamedTuple):
 
     store: float
     raw: float
+
+
+def fact_value(n: int) -> dict[str, Any]:
+    """A dumped fact like a notebook's (about 370 bytes as a journal line)."""
+    return Fact(
+        key=f"k{n % BIG}",
+        value={"score": n, "label": f"item k{n}"},
+        version=1 + n // BIG,
+        seq=n,
+        at=_NOW,
+        cell_id="cell-1234",
+        source_hash="ab" * 16,
+        preview=f"score {n}",
+    ).model_dump(mode="json")
+
+
+def fact_draft(n: int) -> EventDraft:
+    """One ``fact.formalized`` event (the workload of every write here)."""
+    return EventDraft(type="fact.formalized", at=_NOW, data={"fact": fact_value(n)})
 
 
 class RawInsert:
@@ -65,6 +106,7 @@ class RawInsert:
 
 
 def paired(write: Callable[[int], None], raw: RawInsert, first: int, count: int) -> Pair:
+    """Medians of ``count`` writes, each followed by a raw insert (so load hits both alike)."""
     mine, base = [], []
     for n in range(first, first + count):
         start = time.perf_counter()
@@ -76,11 +118,12 @@ def paired(write: Callable[[int], None], raw: RawInsert, first: int, count: int)
     return Pair(statistics.median(mine) * 1e6, statistics.median(base) * 1e6)
 
 
-def bench_append(url: str, raw: RawInsert, draft: Callable[[int], EventDraft]) -> tuple[Pair, Pair]:
+def bench_append(url: str, raw: RawInsert) -> tuple[Pair, Pair]:
+    """One-event appends at the 10th version, then at the 10,000th."""
     store = PostgresStore(url, "bench/append")
 
     def write(n: int) -> None:
-        store.append([draft(n)], expected_version=n)
+        store.append([fact_draft(n)], expected_version=n)
 
     for n in range(10):
         write(n)
@@ -88,19 +131,21 @@ def bench_append(url: str, raw: RawInsert, draft: Callable[[int], EventDraft]) -
     head = store.head()
     while head < BIG:
         batch = min(1000, BIG - head)
-        store.append([draft(head + i) for i in range(batch)], expected_version=head)
+        store.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
         head += batch
     big = paired(write, raw, head, WRITES)
     store.close()
     return small, big
 
 
-def bench_formalize(url: str, raw: RawInsert, value: object) -> Pair:
+def bench_formalize(url: str, raw: RawInsert) -> Pair:
+    """:meth:`Run.formalize` of a fact-sized value, this process the run's only writer."""
     run = open_run(store=url, name="bench/formalize", memory=False)
+    value = fact_value(1)
     for n in range(10):
         run.formalize(f"k{n}", value)
     pair = paired(lambda n: run.formalize(f"k{n % 500}", value), raw, 10, WRITES)
-    run.store.close()
+    run.close()
     return pair
 
 
@@ -122,17 +167,52 @@ _WRITER = textwrap.dedent(
                     return run.formalize("k%d" % (n % 100), n)
                 except ConflictError:
                     continue
+    print("ready", flush=True)
     sys.stdin.readline()
     end, n = time.perf_counter() + seconds, 0
     while time.perf_counter() < end:
         write(n)
         n += 1
-    print(n)
+    print(n, flush=True)
     """
 )
 
 
-def bench_writers(url: str, mode: str, seconds: float = 5.0, *, one_run: bool = True) -> float:
+@contextmanager
+def started(script: str, argvs: list[list[str]]) -> Iterator[list[subprocess.Popen[str]]]:
+    """Start one process per argv, wait until each says ``ready``; stop any left over."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for argv in argvs
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"benchmark process failed: {proc.communicate()}")
+        yield procs
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def go(procs: list[subprocess.Popen[str]], timeout: float) -> list[int]:
+    """Tell every process to start; return the number each prints when it is done."""
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    return [int(proc.communicate(timeout=timeout)[0]) for proc in procs]
+
+
+def bench_writers(url: str, mode: str, seconds: float = 4.0, *, one_run: bool = True) -> float:
     """Writes per second of four processes writing at once (into one run, or a run each)."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
@@ -140,66 +220,59 @@ def bench_writers(url: str, mode: str, seconds: float = 5.0, *, one_run: bool = 
         )
     names = ["bench/writers" if one_run else f"bench/writer-{i}" for i in range(4)]
     for name in set(names):
-        open_run(store=url, name=name, memory=False).formalize("k0", 0)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _WRITER, url, mode, str(seconds), name],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for name in names
-    ]
-    time.sleep(1.0)  # let them import and connect
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    total = sum(int(proc.communicate(timeout=120)[0]) for proc in procs)
-    return total / seconds
+        with open_run(store=url, name=name, memory=False) as run:
+            run.formalize("k0", 0)
+    with started(_WRITER, [[url, mode, str(seconds), name] for name in names]) as procs:
+        return sum(go(procs, 120)) / seconds
 
 
 _CONSUMER = textwrap.dedent(
     """
     import sys, time
     from skillnb.run import open_run
-    url, n = sys.argv[1], int(sys.argv[2])
-    run = open_run(store=url, name="bench/claims", memory=False)
+    url, name, n, body = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    run = open_run(store=url, name=name, memory=False)
+    items = run.items("tickets", [f"t{i:05}" for i in range(n)])  # declared now
+    print("ready", flush=True)
     sys.stdin.readline()
-    done = sum(1 for _ in run.items("tickets", [f"t{i:05}" for i in range(n)]))
-    print(done)
+    done = 0
+    for _ in items:
+        if body:
+            time.sleep(body)
+        done += 1
+    print(done, flush=True)
     """
 )
 
 
-def bench_claims(url: str, items: int = 400) -> float | None:
-    """Items per second of four consumers sharing one batch (claim + done per item).
+def bench_claims(url: str, consumers: int, body: float = 0.0, items: int = ITEMS) -> float:
+    """Items per second of ``consumers`` processes sharing one batch (claim + done per item).
 
-    ``None`` when this skillnb has no claims (batches are then one consumer's).
+    ``body``: seconds each item's body sleeps (0: the claim and the completion alone).
     """
-    try:
-        import skillnb.core.claims  # noqa: F401
-    except ImportError:
-        return None
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _CONSUMER, url, str(items)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(4)
-    ]
-    time.sleep(1.5)  # let them import, connect and declare the batch
-    started = time.perf_counter()
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    total = sum(int(proc.communicate(timeout=600)[0]) for proc in procs)
-    elapsed = time.perf_counter() - started
-    assert total == items, f"{total} items done for {items}"
+    name = f"bench/claims-{consumers}-{body}"
+    with started(_CONSUMER, [[url, name, str(items), str(body)]] * consumers) as procs:
+        start = time.perf_counter()
+        done = go(procs, 600)
+        elapsed = time.perf_counter() - start
+    if sum(done) != items:
+        raise RuntimeError(f"{sum(done)} items done for {items}")
     return items / elapsed
+
+
+@contextmanager
+def _real_langgraph() -> Iterator[None]:
+    """Import the ``langgraph`` package, not ``benchmarks/langgraph.py`` beside this file."""
+    here = Path(__file__).resolve().parent
+    saved_path = sys.path[:]
+    shadow = sys.modules.get("langgraph")
+    if shadow is not None and not hasattr(shadow, "__path__"):
+        del sys.modules["langgraph"]  # the benchmark script, imported under that name
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
 
 
 def bench_langgraph(url: str, raw: RawInsert) -> Pair | None:
@@ -207,15 +280,16 @@ def bench_langgraph(url: str, raw: RawInsert) -> Pair | None:
 
     Measured over steps 10..110 of one thread, each alternated with a raw insert.
     """
-    try:
-        import operator
-        from typing import Annotated, TypedDict
+    with _real_langgraph():
+        try:
+            import operator
+            from typing import Annotated, TypedDict
 
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from langgraph.graph import END, START, StateGraph
-        from psycopg.rows import dict_row
-    except ImportError:
-        return None
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from langgraph.graph import END, START, StateGraph
+            from psycopg.rows import dict_row
+        except ImportError:
+            return None
 
     # Built with the call syntax: this module's annotations are strings, resolved nowhere.
     State = TypedDict(  # noqa: UP013
@@ -247,53 +321,74 @@ def bench_langgraph(url: str, raw: RawInsert) -> Pair | None:
     return pair
 
 
-def run_section(draft: Callable[[int], EventDraft], value: object) -> list[str]:
-    """Start a server, measure, and return the lines of the section's table."""
-    lines: list[str] = []
+def measure(url: str) -> list[Row]:
+    """Every figure of this benchmark on the server at ``url``, as table rows."""
+    raw = RawInsert(url, json.dumps(fact_draft(10).data))
+    small, big = bench_append(url, raw)
+    formalize = bench_formalize(url, raw)
+    langgraph = bench_langgraph(url, raw)
+    raw.conn.close()
+    writers = bench_writers(url, "store")
+    own_runs = bench_writers(url, "store", one_run=False)
+    raw_writers = bench_writers(url, "raw")
+    one, four = bench_claims(url, 1), bench_claims(url, 4)
+    slow_one, slow_four = bench_claims(url, 1, 0.005), bench_claims(url, 4, 0.005)
+    insert = "raw INSERT+COMMIT"
+    rows = [
+        row(NAME, "formalize (Run, durable)", formalize.store, "us", baseline=formalize.raw,
+            baseline_name=insert, target="<= 1.5"),
+        row(NAME, "append @10", small.store, "us", baseline=small.raw, baseline_name=insert),
+        row(NAME, "append @10,000", big.store, "us", baseline=big.raw, baseline_name=insert),
+        row(NAME, "growth: x raw @10,000 / @10", (big.store / big.raw) / (small.store / small.raw),
+            "x", target="<= 1.25 x"),
+        row(NAME, "4 writers, one run", writers, "writes/s", baseline=raw_writers,
+            baseline_name="4 raw inserters"),
+        row(NAME, "4 writers, a run each", own_runs, "writes/s", baseline=raw_writers,
+            baseline_name="4 raw inserters"),
+        row(NAME, "claim + done, 4 consumers", four, "items/s", baseline=one,
+            baseline_name="1 consumer"),
+        row(NAME, "4 consumers, 5 ms body", slow_four, "items/s", baseline=slow_one,
+            baseline_name="1 consumer", target=">= 3"),
+    ]  # fmt: skip
+    if langgraph is not None:
+        rows.append(
+            row(NAME, "LangGraph PostgresSaver step", langgraph.store, "us",
+                baseline=langgraph.raw, baseline_name=insert)
+        )  # fmt: skip
+    return rows
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    """Start a server, measure, print the table and return its rows.
+
+    ``argv`` is accepted for the shared benchmark contract; this benchmark takes no options.
+    """
+    del argv
     with tempfile.TemporaryDirectory(prefix="skillnb-pgbench-") as tmp:
         server = pgserver.get_server(Path(tmp), cleanup_mode="stop")
         try:
-            url = str(server.get_uri())
-            payload = json.dumps(draft(10).data)
-            raw = RawInsert(url, payload)
-            small, big = bench_append(url, raw, draft)
-            formalize = bench_formalize(url, raw, value)
-            writers = bench_writers(url, "store")
-            own_runs = bench_writers(url, "store", one_run=False)
-            langgraph = bench_langgraph(url, raw)
-            claims = bench_claims(url)
-            raw_writers = bench_writers(url, "raw")
-            raw.conn.close()
+            rows = measure(str(server.get_uri()))
         finally:
             server.cleanup()
-    head = ("postgres", "µs", "raw µs", "x raw")
-    lines.append(f"{head[0]:<28}" + "".join(f"{h:>9}" for h in head[1:]))
-    for label, pair in (
-        ("append @10", small),
-        ("append @10,000", big),
-        ("formalize (Run, durable)", formalize),
-    ):
-        lines.append(f"{label:<28}{pair.store:>9.0f}{pair.raw:>9.0f}{pair.store / pair.raw:>9.2f}")
-    if claims is not None:
-        lines.append(f"{'claim + done, 4 consumers/s':<28}{claims:>9.0f}")
-    if langgraph is not None:
-        lines.append(
-            f"{'LangGraph PostgresSaver step':<28}{langgraph.store:>9.0f}{langgraph.raw:>9.0f}"
-            f"{langgraph.store / langgraph.raw:>9.2f}"
-        )
-    growth = (big.store / big.raw) / (small.store / small.raw)
-    lines.append(f"{'growth @10,000 / @10':<28}{'':>9}{'':>9}{growth:>9.2f}")
-    lines.append(
-        f"{'4 writers, writes/s':<28}{writers:>9.0f}{raw_writers:>9.0f}"
-        f"{raw_writers / writers if writers else float('inf'):>9.2f}"
+    print(format_table(rows))
+    print(
+        "raw: a single-row INSERT + COMMIT on the same server, alternated write for write; "
+        "4 writers: four processes formalizing at once vs four doing raw inserts; "
+        "claim + done: a 400-item batch with an empty body, then with a 5 ms one"
     )
-    lines.append(
-        f"{'4 writers, a run each, w/s':<28}{own_runs:>9.0f}{raw_writers:>9.0f}"
-        f"{raw_writers / own_runs if own_runs else float('inf'):>9.2f}"
-    )
-    lines.append(
-        "raw: a single-row INSERT + COMMIT on the same server; 4 writers: four processes "
-        "formalizing into one run (lock held through each commit; CAS) or into a run each, "
-        "vs four doing raw inserts; their x raw is raw/store throughput"
-    )
-    return lines
+    return rows
+
+
+def run_section(_draft: object = None, _value: object = None) -> list[str]:
+    """The table as lines, for ``benchmarks/store.py`` (which prints it after its own)."""
+    with tempfile.TemporaryDirectory(prefix="skillnb-pgbench-") as tmp:
+        server = pgserver.get_server(Path(tmp), cleanup_mode="stop")
+        try:
+            rows = measure(str(server.get_uri()))
+        finally:
+            server.cleanup()
+    return format_table(rows).splitlines()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -79,3 +79,35 @@ def test_a_follower_hands_changes_to_the_event_loop(pg_server: PgServer) -> None
     asyncio.run(asyncio.wait_for(follow(), timeout=60))
     assert loop_scheduler() is None  # outside a loop there is nowhere to hand changes to
     writer.close()
+
+
+def _listed(url: str, name: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM skillnb_listeners WHERE run = %s", (name,))
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def test_only_runs_someone_listens_to_are_notified(pg_server: PgServer) -> None:
+    import psycopg
+
+    watched, unwatched = run_name("watched"), run_name("unwatched")
+    raw = psycopg.connect(pg_server.url, autocommit=True)  # hears every notification
+    raw.execute("LISTEN skillnb_changes")
+    waiter = PostgresStore(pg_server.url, watched)
+    assert waiter.wait_for_change(0, timeout=0.1) == 0  # listening (and listed) from now on
+    assert _listed(pg_server.url, watched) == 1
+    writers = [PostgresStore(pg_server.url, n) for n in (watched, unwatched)]
+    for writer in writers:
+        writer.append([_draft()], expected_version=0)
+    heard = [n.payload for n in raw.notifies(timeout=1.0)]
+    assert heard == [watched]  # nobody listens to the other run: no NOTIFY, no wait for it
+    assert waiter.wait_for_change(0, timeout=5) == 1
+    waiter.close()
+    assert _listed(pg_server.url, watched) == 0  # unlisted when it closes
+    writers[0].append([_draft()], expected_version=1)
+    assert [n.payload for n in raw.notifies(timeout=0.5)] == []
+    for writer in writers:
+        writer.close()
+    raw.close()

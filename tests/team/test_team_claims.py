@@ -1,8 +1,9 @@
 """Claims over a team store: four consumers on four connections, a killed one, leases.
 
-The same claims as on a sidecar (journal events under the run's lock), here in PostgreSQL
-with every consumer on a connection of its own, as workers on other machines would be.
-At-least-once execution, exactly-once completion.
+Here the claims are rows taken with ``SELECT ... FOR UPDATE SKIP LOCKED`` (not journal
+events under the run's lock, as on a sidecar), with every consumer on a connection of its
+own, as workers on other machines would be. At-least-once execution, exactly-once
+completion.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 import skillnb
 from pg import PgServer, run_name
-from skillnb.core.claims import item_claim_key
+from skillnb.store.postgres import PostgresStore
 
 pytestmark = pytest.mark.slow
 
@@ -87,6 +89,53 @@ def test_four_consumers_on_four_connections_process_a_400_item_batch_once(
         batch = run.snapshot.batches["tickets"]
         assert (len(batch.done), len(set(batch.done)), batch.remaining()) == (400, 400, [])
         assert run.snapshot.claims == {}
+        types = {e.type for e in run.store.history()}
+    assert "claim.taken" not in types  # the claims were rows, not journal events
+    with psycopg.connect(pg_server.url) as conn:
+        rows = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE done), count(owner) FROM skillnb_items "
+            "WHERE run = %s AND batch = 'tickets'",
+            (name,),
+        ).fetchone()
+    assert rows == (400, 400, 0)
+
+
+def test_a_consumer_killed_on_this_host_has_its_item_taken_at_once_not_after_its_lease(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    name = run_name("dead")
+    victim = _consumer(
+        tmp_path, pg_server.url, name, 4, kill_on="t001", env={"SKILLNB_LEASE_SECONDS": "600"}
+    )
+    (tmp_path / "go").touch()
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "log.claimed").exists():
+        assert time.monotonic() < deadline, victim.communicate()
+        time.sleep(0.01)
+    victim.kill()
+    victim.wait()
+    heir = _consumer(tmp_path, pg_server.url, name, 4)
+    out, err = heir.communicate(timeout=60)  # far less than the 600 s lease
+    assert heir.returncode == 0, err
+    assert out.split() == ["3"]  # t001 (its owner is seen dead), t002, t003
+    assert [p for p, i in _log(tmp_path) if i == "t001"] == [str(victim.pid), str(heir.pid)]
+
+
+def test_an_item_whose_body_raised_is_given_back_and_done_by_the_next_loop(
+    pg_server: PgServer,
+) -> None:
+    name = run_name("raise")
+    with skillnb.open_run(store=pg_server.url, name=name, memory=False) as run:
+
+        def fail_on_first() -> None:
+            for item in run.items("b", ["x", "y"]):
+                raise RuntimeError(item)
+
+        with pytest.raises(RuntimeError):
+            fail_on_first()
+        assert list(run.items("b", ["x", "y"])) == ["x", "y"]
+        assert run.snapshot.batches["b"].done == ["x", "y"]
+        assert list(run.items("b", ["x", "y", "z"])) == ["z"]  # a later item joins the batch
 
 
 def test_a_consumer_killed_on_another_host_has_its_item_done_after_its_lease(
@@ -102,9 +151,10 @@ def test_a_consumer_killed_on_another_host_has_its_item_done_after_its_lease(
         time.sleep(0.01)
     victim.kill()  # SIGKILL mid-item
     victim.wait()
-    with skillnb.open_run(store=pg_server.url, name=name, memory=False) as run:
-        held = run.snapshot.claims[item_claim_key("tickets", "t002")]
-        assert held.owner.host == "elsewhere.example"  # only its lease can tell it is gone
+    with PostgresStore(pg_server.url, name) as store:
+        [(item, owner, _)] = store.item_rows("tickets").held()
+    assert item == "t002"
+    assert owner.startswith("elsewhere.example:")  # only its lease can tell it is gone
     heir = _consumer(tmp_path, pg_server.url, name, 6)
     out, err = heir.communicate(timeout=120)
     assert heir.returncode == 0, err
@@ -116,3 +166,22 @@ def test_a_consumer_killed_on_another_host_has_its_item_done_after_its_lease(
         assert json.dumps(sorted(run.snapshot.batches["tickets"].done)) == json.dumps(
             [f"t{i:03}" for i in range(6)]
         )
+
+
+def test_a_pushed_run_half_through_a_batch_goes_on_with_the_rest_only(
+    tmp_path: Path, pg_server: PgServer
+) -> None:
+    from skillnb.store import SidecarStore
+    from skillnb.store.transfer import copy_run
+
+    folder = tmp_path / "state"
+    with skillnb.open_run(state_dir=folder, memory=False) as run:
+        for item in run.items("docs", ["a", "b", "c", "d"]):
+            if item == "c":
+                break
+    name = run_name("pushed")
+    with SidecarStore(folder) as source, PostgresStore(pg_server.url, name) as target:
+        copy_run(source, target)
+    with skillnb.open_run(store=pg_server.url, name=name, memory=False) as run:
+        assert list(run.items("docs", ["a", "b", "c", "d"])) == ["c", "d"]  # rows follow it
+        assert run.snapshot.batches["docs"].done == ["a", "b", "c", "d"]

@@ -162,10 +162,35 @@ def _execute(
     return Execution()
 
 
+def team_run_name(notebook: Path) -> tuple[str, str] | None:
+    """``(store URL, run name)`` of the kernel's run when ``SKILLNB_STORE`` is set, else ``None``.
+
+    The kernel starts in the notebook's folder, so it names the run as
+    :func:`~skillnb.jupyter.teamstore.default_run_name` does from there (a notebook that
+    names its run itself, ``%skillnb use --name``, is not seen from outside).
+    """
+    from skillnb.jupyter.teamstore import default_run_name
+    from skillnb.store.choose import store_from_env
+
+    url = store_from_env(os.environ)
+    if url is None:
+        return None
+    return url, default_run_name(notebook, os.environ, notebook.parent.resolve())
+
+
 def _open_after(notebook: Path, profile: str | None = None) -> Run | None:
     from skillnb.run import open_run, sidecar_exists
 
-    return open_run(notebook, profile=profile) if sidecar_exists(notebook) else None
+    team = team_run_name(notebook)
+    if team is None:
+        return open_run(notebook, profile=profile) if sidecar_exists(notebook) else None
+    from skillnb.store.choose import open_store
+
+    store = open_store(*team)
+    if not store.exists():
+        store.close()
+        return None
+    return open_run(store=store, profile=profile)
 
 
 def _waiting(run: Run | None, target: str) -> str | None:
@@ -274,7 +299,9 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         if execution.executed:
             _write(nb, out, run)
-        return _outcome(execution, run, command_path(notebook))
+        team = team_run_name(notebook)
+        target = command_path(team[1] if team is not None else notebook)  # the run's name
+        return _outcome(execution, run, target)
     finally:
         if run is not None:
             run.close()

@@ -40,7 +40,8 @@ def team_access(env: Mapping[str, str], root: Path) -> RunAccess | None:
     names = {**env, "SKILLNB_ROOT": str(root)}
 
     def store_of(notebook: Path) -> Store:
-        return open_store(url, default_run_name(notebook, names, root))
+        # A store per request: its connection comes from the server's pool for this URL.
+        return open_store(url, default_run_name(notebook, names, root), pooled=True)
 
     def open_(notebook: Path) -> RunLike:
         from skillnb.run import open_run

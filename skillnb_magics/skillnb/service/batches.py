@@ -19,12 +19,14 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from skillnb.core.claims import item_claim_key
 from skillnb.core.records import EventDraft, RunState
 from skillnb.errors import SkillnbError
-from skillnb.service.claims import Claims
+from skillnb.service.batch_rows import RowCursor, item_rows
+from skillnb.service.claims import Claims, Heartbeat
 from skillnb.service.journal import RunJournal
 
 __all__ = ["ProgressFactory", "ProgressSink", "item_key", "iterate"]
@@ -157,6 +159,12 @@ class _Cursor:
             return k
         return None
 
+    def heartbeat(self) -> AbstractContextManager[Heartbeat]:
+        """Renew the current item's claim every third of a lease while the block runs."""
+        return self.claims.heartbeat(
+            lambda: [item_claim_key(self.batch, k) for k in [self.current] if k]
+        )
+
     def release(self) -> None:
         """Give the current item back (the body raised or the loop was left).
 
@@ -189,13 +197,18 @@ def _loop(
     state = journal.state
     done = set(state.batches[batch].done) if batch in state.batches else set()
     items = {k: item for k, item in pairs if k not in done}
-    cursor = _Cursor(claims, batch, list(items))
+    rows = item_rows(journal.store, batch)
+    cursor: _Cursor | RowCursor = (
+        _Cursor(claims, batch, list(items))
+        if rows is None
+        else RowCursor(claims, batch, list(items), rows, sorted(done))
+    )
     bar = progress(batch, len(pairs), len(pairs) - len(items)) if progress else None
     finished: list[str] = []
     last_memory = time.monotonic()
     told = False
     try:
-        with claims.heartbeat(lambda: [item_claim_key(batch, k) for k in [cursor.current] if k]):
+        with cursor.heartbeat():
             while True:
                 previous = cursor.current
                 want = limit is None or len(finished) + (previous is not None) < limit

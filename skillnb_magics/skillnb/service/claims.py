@@ -136,9 +136,17 @@ class Claims:
         self.journal.commit(make)
 
     @contextmanager
-    def heartbeat(self, keys: Callable[[], list[str]]) -> Iterator[Heartbeat]:
-        """Renew the claims ``keys()`` names every third of a lease while the block runs."""
-        beat = Heartbeat(self, keys)
+    def heartbeat(
+        self,
+        keys: Callable[[], list[str]],
+        renew: Callable[[list[str]], None] | None = None,
+    ) -> Iterator[Heartbeat]:
+        """Renew the claims ``keys()`` names every third of a lease while the block runs.
+
+        ``renew`` renews claims kept elsewhere than in the journal (a store's item rows);
+        by default :meth:`renew`.
+        """
+        beat = Heartbeat(self, keys, renew)
         beat.start()
         try:
             yield beat
@@ -149,8 +157,14 @@ class Claims:
 class Heartbeat:
     """A daemon thread that renews this process's claims until stopped."""
 
-    def __init__(self, claims: Claims, keys: Callable[[], list[str]]) -> None:
+    def __init__(
+        self,
+        claims: Claims,
+        keys: Callable[[], list[str]],
+        renew: Callable[[list[str]], None] | None = None,
+    ) -> None:
         self._claims = claims
+        self._renew = renew or claims.renew
         self._keys = keys
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="skillnb-heartbeat", daemon=True)
@@ -172,6 +186,6 @@ class Heartbeat:
             if not keys:
                 continue
             try:
-                self._claims.renew(keys)
+                self._renew(keys)
             except (SkillnbError, OSError) as exc:
                 self.error = exc

@@ -62,7 +62,7 @@ def write_fact(
         drafted = journal.draft("fact.formalized", fact=fact.model_dump(mode="json"))
         return [drafted, *(d.model_copy(update={"at": drafted.at}) for d in extra)]
 
-    journal.commit(make, expected_version)
+    journal.commit(make, expected_version, speculative=True)  # make has no side effects
     fact = journal.state.facts[key]
     journal.remember_decoded(key, fact.version, value if encoded.restorable else encoded.value)
     return journal.decode(fact)

@@ -17,7 +17,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
 from skillnb.core.limits import check_event
@@ -40,6 +40,8 @@ JournalListener = Callable[[list[Event]], None]
 RECENT = 200
 """How many recent events are kept in memory for :meth:`RunJournal.history`."""
 _COMPACT_AFTER = 2000
+_SPECULATIONS = 3
+"""Tries of a speculative commit before it waits for the lock (see :meth:`RunJournal.commit`)."""
 
 
 def now() -> datetime:
@@ -213,6 +215,7 @@ class RunJournal:
         expected_version: int | None = None,
         *,
         sync: bool = True,
+        speculative: bool = False,
     ) -> list[Event]:
         """Under the lock: catch up, compare versions, build drafts, append, fold.
 
@@ -220,11 +223,24 @@ class RunJournal:
         is written); it may raise to refuse the operation. ``sync=False`` only for markers
         whose loss costs information, not results (see :meth:`Store.append`).
 
+        ``speculative=True`` (for a ``make`` without side effects, which may be called twice)
+        lets a store that offers ``speculate()`` skip the lock and the catch-up when it
+        believes it saw the head last: the append's compare-and-swap checks that belief, and
+        when it was wrong nothing is written and the commit runs again the usual way.
+
         Raises:
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
         with self._mutex:
+            done: list[Event] | str = "lock"
+            for _ in range(_SPECULATIONS if speculative else 0):
+                done = self._commit_speculative(make, expected_version, sync)
+                if done != "retry":
+                    break
+                # Another writer moved the run; the refusal brought what it wrote: try again.
+            if isinstance(done, list):
+                return done
             self.refresh()  # a run set aside or replaced is reported before any lock is taken
             try:
                 return self._commit_locked(make, expected_version, sync)
@@ -266,6 +282,46 @@ class RunJournal:
                 self.compact_locked()
         self._warn(due)
         mine = events[len(created) :]  # the implicit run.created is nobody's news
+        self._notify(mine)
+        return mine
+
+    def _commit_speculative(
+        self,
+        make: Callable[[RunState], list[EventDraft]],
+        expected_version: int | None,
+        sync: bool,
+    ) -> list[Event] | Literal["retry", "lock"]:
+        """:meth:`commit` on the store's last seen head, or why nothing was written.
+
+        ``"retry"``: another writer moved the run (worth another try); ``"lock"``: the store
+        cannot speculate, or the outcome depends on state only the lock makes sure of.
+        """
+        speculate = getattr(self.store, "speculate", None)
+        if not callable(speculate):
+            return "lock"
+        self._check_usable()
+        with speculate():
+            try:
+                self.refresh()
+                if expected_version is not None and expected_version != self.state.version:
+                    return "lock"  # perhaps only our view is old: the usual path decides
+                drafts = make(self.state)
+                if not drafts:
+                    return "lock"
+                created = []
+                if self.state.version == 0:
+                    created = [self.draft("run.created", run_id=self._new_id)]
+                events = self.store.append(
+                    [*created, *drafts], expected_version=self.state.version, sync=sync
+                )
+            except ConflictError:
+                return "retry"  # nothing was written
+        self._fold(events)
+        compact, due = self._capacity()
+        if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
+            self.compact()  # under the lock, as a commit's compaction always is
+        self._warn(due)
+        mine = events[len(created) :]
         self._notify(mine)
         return mine
 

@@ -21,8 +21,11 @@ STORE_ENV = "SKILLNB_STORE"
 """The environment variable naming the team store (a ``postgresql://`` URL)."""
 
 
-def open_store(url: str, name: str) -> Store:
+def open_store(url: str, name: str, *, pooled: bool = False) -> Store:
     """Open run ``name`` in the store at ``url``.
+
+    ``pooled``: borrow a connection from the process's pool for ``url`` (a server opening a
+    store per request) instead of connecting.
 
     Raises:
         SkillnbError: ``url`` is not a store URL skillnb knows, or ``name`` is not a run name;
@@ -41,6 +44,10 @@ def open_store(url: str, name: str) -> Store:
         raise SkillnbError(str(exc)) from None
     from skillnb.store.postgres import PostgresStore
 
+    if pooled:
+        from skillnb.store.pg_pool import shared_pool
+
+        return PostgresStore(url, name, pool=shared_pool(url))
     return PostgresStore(url, name)
 
 

@@ -1,21 +1,28 @@
 """Waiting for a team run to change, on ``LISTEN``/``NOTIFY`` (store layer).
 
-Every commit of a run (``skillnb_append``) and every compaction sends
-``NOTIFY skillnb_changes, '<run name>'``. A :class:`ChangeListener` keeps a connection of its
-own that listens on that channel, so waiting costs nothing on the server and wakes at once:
-no polling. It reads the run's head on that same connection, so a store's main connection
-can be busy (or held under the run's lock) meanwhile.
+Every commit of a run that someone listens to (``skillnb_append``) and every compaction
+sends ``NOTIFY skillnb_changes, '<run name>'``. A :class:`ChangeListener` keeps a connection
+of its own that listens on that channel, so waiting costs nothing on the server and wakes at
+once: no polling. It reads the run's head on that same connection, so a store's main
+connection can be busy (or held under the run's lock) meanwhile.
+
+Appends notify only runs listed in ``skillnb_listeners`` (a notifying commit waits for every
+other one on the server, so writers nobody watches skip it). A listener lists itself, then
+waits for the run's in-flight append, if any, to end before it reads the head: every later
+append sees the listing and notifies. Rows of listeners that went away are harmless (a
+notification nobody hears) and are cleared by the next listener to list itself.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from contextlib import suppress
 
 import psycopg
 
 from skillnb.errors import StoreUnavailable
-from skillnb.store.pg_schema import CHANNEL
+from skillnb.store.pg_schema import CHANNEL, LOCK_CLASS
 from skillnb.store.pg_session import Conn, PgSession, Retry
 
 __all__ = ["ChangeListener"]
@@ -29,7 +36,7 @@ class ChangeListener:
     """
 
     def __init__(self, url: str, name: str, retry: Retry | None = None) -> None:
-        self._session = PgSession(url, retry=retry, check_schema=False)
+        self._session = PgSession(url, retry=retry)
         self._name = name
         self._conn: Conn | None = None
         self._mutex = threading.Lock()
@@ -63,10 +70,27 @@ class ChangeListener:
             return head
 
     def close(self) -> None:
-        """Stop listening and close the connection."""
+        """Stop listening (unlisted) and close the connection."""
         with self._mutex:
-            self._conn = None
+            conn, self._conn = self._conn, None
+            if conn is not None and not conn.closed and not conn.broken:
+                with suppress(psycopg.Error):  # a row left behind only costs a notification
+                    conn.execute("DELETE FROM skillnb_listeners WHERE pid = pg_backend_pid()")
             self._session.close()
+
+    def _list_myself(self, conn: Conn) -> None:
+        """Ask appends to this run to notify, and let the one in flight (if any) end."""
+        conn.execute(
+            "DELETE FROM skillnb_listeners AS l WHERE NOT EXISTS "
+            "(SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = l.pid)"
+        )
+        conn.execute(
+            "INSERT INTO skillnb_listeners (run, pid) VALUES (%s, pg_backend_pid()) "
+            "ON CONFLICT DO NOTHING",
+            (self._name,),
+        )
+        # An append holds this lock from before it looks for listeners until it commits.
+        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS, self._name))
 
     def _head(self, conn: Conn) -> int:
         row = conn.execute(
@@ -80,6 +104,7 @@ class ChangeListener:
         def start(conn: Conn) -> Conn:
             if conn is not self._conn:
                 conn.execute(f"LISTEN {CHANNEL}")
+                self._list_myself(conn)
                 self._conn = conn
             return conn
 

@@ -15,11 +15,21 @@ Tables (all prefixed ``skillnb_``):
     the compacted state of a run at a version (``body`` exact, ``state`` JSONB).
 ``skillnb_blobs``
     content-addressed large values, shared by all runs: ``ref`` is ``sha256:<hex>``.
+``skillnb_listeners`` (version 2, unlogged)
+    who listens for which run's changes (backend pid). An append notifies only when someone
+    listens: a ``NOTIFY`` serialises every notifying commit of the server through its disk
+    flush, which writers that nobody watches need not pay.
+``skillnb_items`` (version 2)
+    the items of every batch with who holds each and until when: consumers on any machine
+    take the next free item with ``SELECT ... FOR UPDATE SKIP LOCKED`` (``skillnb_take_item``),
+    so they never wait for each other to pick one. ``done`` follows the journal: the append
+    that records ``batch.item_done`` sets it in the same transaction.
 
 ``skillnb_append(...)`` commits one append in one statement: it takes the run's
 transaction-scoped advisory lock, compares the run's version with the expected one, inserts
-the events, moves the version and sends ``NOTIFY skillnb_changes`` with the run name. One
-statement is one transaction, so a failure leaves nothing half-written.
+the events (given as one JSON array of journal lines, each kept as its exact text), moves the
+version and sends ``NOTIFY skillnb_changes`` with the run name. One statement is one
+transaction, so a failure leaves nothing half-written.
 
 :func:`upgrade` creates or migrates the schema (``skillnb db upgrade URL``); :func:`check`
 refuses a database whose schema is newer than this skillnb knows, and one that is older with
@@ -45,7 +55,7 @@ __all__ = [
     "upgrade",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema version this skillnb writes and reads."""
 
 LOCK_CLASS = 0x536B4E62  # "SkNb": the first key of every advisory lock skillnb takes
@@ -120,9 +130,96 @@ END
 $fn$;
 INSERT INTO skillnb_schema (version) VALUES (1);
 """
-# The function spells LOCK_CLASS and CHANNEL out; tests check that they agree.
 
-MIGRATIONS: dict[int, str] = {0: _V1}
+_V2 = """
+DROP FUNCTION skillnb_append(text, bigint, text[], text[], text[], boolean[]);
+CREATE FUNCTION skillnb_append(
+    p_run text, p_expected bigint, p_events text,
+    OUT ok boolean, OUT head bigint, OUT missed text[]
+) LANGUAGE plpgsql AS $fn$
+DECLARE
+    n integer := json_array_length(p_events::json);
+BEGIN
+    PERFORM pg_advisory_xact_lock(1399541346, hashtext(p_run));
+    UPDATE skillnb_runs AS r SET version = p_expected + n, updated_at = now()
+    WHERE r.name = p_run AND r.version = p_expected AND n > 0;
+    IF NOT FOUND THEN
+        SELECT r.version INTO head FROM skillnb_runs AS r WHERE r.name = p_run;
+        IF NOT FOUND THEN
+            head := 0;
+            IF p_expected = 0 AND n > 0 THEN
+                INSERT INTO skillnb_runs (name, version) VALUES (p_run, n);
+            END IF;
+        END IF;
+        IF head <> p_expected OR n = 0 THEN
+            ok := head = p_expected;
+            IF head > p_expected AND head - p_expected <= 100 THEN
+                -- What the writer missed, so that it catches up without asking again.
+                SELECT array_agg(v.line ORDER BY v.seq) INTO missed
+                FROM skillnb_events AS v
+                WHERE v.run = p_run AND v.seq > p_expected AND v.seq <= head;
+            END IF;
+            RETURN;
+        END IF;
+    END IF;
+    INSERT INTO skillnb_events (run, seq, type, at, data, line)
+    SELECT p_run, p_expected + i, e ->> 'type', (e ->> 'at')::timestamptz,
+           CASE WHEN strpos(e::text, '\\u0000') = 0 THEN (e -> 'data')::jsonb END, e::text
+    FROM json_array_elements(p_events::json) WITH ORDINALITY AS u (e, i);
+    IF strpos(p_events, '"type":"batch.item_done"') > 0 THEN
+        UPDATE skillnb_items AS t SET done = true, owner = NULL, owner_name = NULL, until = NULL
+        FROM json_array_elements(p_events::json) AS e
+        WHERE e ->> 'type' = 'batch.item_done' AND t.run = p_run
+          AND t.batch = e -> 'data' ->> 'batch' AND t.item = e -> 'data' ->> 'item';
+    END IF;
+    IF EXISTS (SELECT 1 FROM skillnb_listeners AS l WHERE l.run = p_run) THEN
+        PERFORM pg_notify('skillnb_changes', p_run);
+    END IF;
+    ok := true;
+    head := p_expected + n;
+END
+$fn$;
+CREATE UNLOGGED TABLE skillnb_listeners (
+    run text NOT NULL,
+    pid integer NOT NULL,
+    since timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (run, pid)
+);
+CREATE TABLE skillnb_items (
+    run text NOT NULL REFERENCES skillnb_runs (name),
+    batch text NOT NULL,
+    item text NOT NULL,
+    pos integer NOT NULL,
+    done boolean NOT NULL DEFAULT false,
+    owner text,
+    owner_name text,
+    until timestamptz,
+    PRIMARY KEY (run, batch, item)
+);
+CREATE INDEX skillnb_items_open ON skillnb_items (run, batch, pos) WHERE NOT done;
+CREATE FUNCTION skillnb_take_item(
+    p_run text, p_batch text, p_owner text, p_name text, p_lease double precision,
+    p_skip text, OUT taken text
+) LANGUAGE plpgsql AS $fn$
+BEGIN
+    -- A claim lost in a crash only frees its item again: no need to wait for the disk.
+    SET LOCAL synchronous_commit = off;
+    SELECT t.item INTO taken FROM skillnb_items AS t
+    WHERE t.run = p_run AND t.batch = p_batch AND NOT t.done
+      AND (t.owner IS NULL OR t.until < now() OR t.owner = p_owner)
+      AND t.item NOT IN (SELECT json_array_elements_text(p_skip::json))
+    ORDER BY t.pos LIMIT 1 FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        UPDATE skillnb_items AS t SET owner = p_owner, owner_name = p_name,
+            until = now() + make_interval(secs => p_lease)
+        WHERE t.run = p_run AND t.batch = p_batch AND t.item = taken;
+    END IF;
+END
+$fn$;
+"""
+# The functions spell LOCK_CLASS and CHANNEL out; tests check that they agree.
+
+MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2}
 """SQL that takes the schema from version ``n`` (the key) to ``n + 1``; 0 is an empty database."""
 
 

@@ -34,7 +34,7 @@ from skillnb.store.pg_schema import check
 from skillnb.store.pg_url import redact, scrub
 
 if TYPE_CHECKING:
-    pass
+    from psycopg_pool import ConnectionPool
 
 __all__ = ["Conn", "PgSession", "Retry", "StoreReadOnly"]
 
@@ -100,12 +100,14 @@ class PgSession(Closing):
         retry: Retry | None = None,
         connect_timeout: int = 5,
         check_schema: bool = True,
+        pool: ConnectionPool | None = None,
     ) -> None:
         self._url = url
         self.location = redact(url)
         self._retry = retry or Retry()
         self._connect_timeout = connect_timeout
         self._check_schema = check_schema
+        self._pool = pool
         self._conn: Conn | None = None
         self._unanswered = False
         self.pinned = False
@@ -119,6 +121,8 @@ class PgSession(Closing):
         if conn is not None and not conn.closed and not conn.broken:
             return conn
         self._drop()
+        if self._pool is not None:
+            return self._borrow(self._pool)
         conn = self.connect(self._url, self._connect_timeout)
         if self._check_schema:
             try:
@@ -126,6 +130,26 @@ class PgSession(Closing):
             except BaseException:
                 conn.close()
                 raise
+        self._conn = conn
+        return conn
+
+    def _borrow(self, pool: ConnectionPool) -> Conn:
+        """A connection from ``pool`` (schema checked once per pool), kept until closed."""
+        from psycopg_pool import PoolTimeout
+
+        from skillnb.store.pg_pool import mark_checked, needs_check
+
+        try:
+            conn: Conn = pool.getconn()
+        except PoolTimeout as exc:
+            raise psycopg.OperationalError(str(exc)) from None  # retried like a refused connect
+        if self._check_schema and needs_check(pool):
+            try:
+                check(conn, self.location)
+            except BaseException:
+                pool.putconn(conn)
+                raise
+            mark_checked(pool)
         self._conn = conn
         return conn
 
@@ -220,10 +244,18 @@ class PgSession(Closing):
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
-        self._unanswered = False
-        if conn is not None:
-            with suppress(psycopg.Error):  # closing a broken connection releases nothing more
-                conn.close()
+        unanswered, self._unanswered = self._unanswered, False
+        if conn is None:
+            return
+        if self._pool is not None and not self.pinned:
+            if unanswered:
+                self._collect(conn)  # read the lock release's answer before lending it out
+            self._pool.putconn(conn)  # a broken or busy one is discarded by the pool
+            return
+        with suppress(psycopg.Error):  # closing a broken connection releases nothing more
+            conn.close()
+        if self._pool is not None:
+            self._pool.putconn(conn)  # closed: the pool forgets it and may open another
 
     def close(self) -> None:
         """Close the connection (the server releases its session locks)."""

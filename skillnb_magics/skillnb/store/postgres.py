@@ -26,13 +26,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillnb.core.closing import Closing
 from skillnb.core.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
 from skillnb.store.journal import event_text
+from skillnb.store.pg_items import ItemRows
 from skillnb.store.pg_listen import ChangeListener
 from skillnb.store.pg_rows import decode_event, decode_snapshot
 from skillnb.store.pg_schema import CHANNEL, LOCK_CLASS
@@ -40,10 +41,13 @@ from skillnb.store.pg_session import Conn, PgSession, Retry
 from skillnb.store.pg_url import validate_run_name
 from skillnb.store.protocol import Loaded
 
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
-_APPEND = "SELECT ok, head FROM skillnb_append(%s, %s, %s, %s, %s, %s)"
+_APPEND = "SELECT ok, head, missed FROM skillnb_append(%s, %s, %s)"
 _HISTORY_PAGE = 2000
 
 
@@ -54,22 +58,35 @@ class PostgresStore(Closing):
         url: ``postgresql://user:password@host:port/db?...`` (the password is never shown).
         name: the run's name in that database, e.g. ``market/weekly``.
         retry: the backoff policy for transient failures.
+        pool: borrow the connection from this pool (see :mod:`skillnb.store.pg_pool`)
+            instead of opening one; it goes back when the store closes.
 
     Raises:
         ValueError: ``name`` is empty, too long or holds control characters.
 
     """
 
-    def __init__(self, url: str, name: str, *, retry: Retry | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        retry: Retry | None = None,
+        pool: ConnectionPool | None = None,
+    ) -> None:
         self.name = validate_run_name(name)
         self._url = url
         self._retry = retry
-        self._session = PgSession(url, retry=retry)
+        self._pool = pool
+        self._session = PgSession(url, retry=retry, pool=pool)
         self._listener = ChangeListener(url, self.name, retry)
         self._mutex = threading.RLock()
         self._depth = 0
         self._holder: Conn | None = None
         self._locked_head: int | None = None  # the head, known while this object holds the lock
+        self._known: int | None = None  # the head as this object last saw it (may be stale)
+        self._speculating = False
+        self._missed: tuple[int, list[str]] | None = None  # lines after a version, from a conflict
         self._closed = False
 
     # -- protocol -----------------------------------------------------------------------------
@@ -99,9 +116,35 @@ class PostgresStore(Closing):
         return self._locked()
 
     @contextmanager
+    def speculate(self) -> Iterator[None]:
+        """Trust the head this object last saw, for one read-validate-append sequence.
+
+        Inside the block :meth:`lock` takes no lock, and :meth:`head` and :meth:`read_since`
+        answer from the head this object last saw (after its own append, a read or a
+        conflict), without asking the server, so a writer that is the run's only one commits
+        in one round trip: the append itself. Its compare-and-swap keeps this safe: when
+        another writer moved the run meanwhile, :meth:`append` raises
+        :class:`~skillnb.errors.ConflictError`, writes nothing, and the caller starts again
+        outside the block (see ``RunJournal.commit``).
+        """
+        with self._mutex:
+            self._check_open()
+            if self._depth:  # the lock is held already: its head is exact
+                yield
+                return
+            self._speculating = True
+            try:
+                yield
+            finally:
+                self._speculating = False
+
+    @contextmanager
     def _locked(self) -> Iterator[None]:
         with self._mutex:
             self._check_open()
+            if self._speculating:
+                yield
+                return
             if self._depth == 0:
                 self._holder = self._session.run(self._acquire)
                 self._session.pinned = True
@@ -123,7 +166,7 @@ class PostgresStore(Closing):
             conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, self.name))
             cur = conn.execute("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
         row = cur.fetchone()
-        self._locked_head = int(row[0]) if row else 0
+        self._locked_head = self._known = int(row[0]) if row else 0
         return conn
 
     def _release(self) -> None:
@@ -143,8 +186,11 @@ class PostgresStore(Closing):
         with self._mutex:
             if self._locked_head is not None:
                 return self._locked_head
-        row = self._one("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
-        return int(row[0]) if row else 0
+            if self._speculating and self._known is not None:
+                return self._known
+            row = self._one("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
+            self._known = int(row[0]) if row else 0
+            return self._known
 
     def load(self) -> Loaded:
         """Read the latest snapshot and every committed event after it.
@@ -169,20 +215,30 @@ class PostgresStore(Closing):
                 ).fetchall()
             return snapshot, [decode_event(self.location, int(s), str(line)) for s, line in rows]
 
-        snapshot, events = self._call(read)
+        with self._mutex:
+            snapshot, events = self._call(read)
+            self._known = events[-1].seq if events else snapshot.version if snapshot else 0
         return Loaded(snapshot=snapshot, events=events)
 
     def read_since(self, version: int) -> list[Event]:
         """Return the events with ``seq > version``, oldest first (never ``None``: none drop)."""
         with self._mutex:
-            if self._locked_head is not None and version >= self._locked_head:
+            known = self._locked_head
+            if known is None and self._speculating:
+                known = self._known
+            if known is not None and version >= known:
                 return []
-        rows = self._call(
-            lambda c: c.execute(
-                "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq > %s ORDER BY seq",
-                (self.name, max(version, 0)),
-            ).fetchall()
-        )
+            missed = self._take_missed(version)
+            if missed is not None:
+                return missed
+            rows = self._call(
+                lambda c: c.execute(
+                    "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq > %s ORDER BY seq",
+                    (self.name, max(version, 0)),
+                ).fetchall()
+            )
+            if rows:
+                self._known = int(rows[-1][0])
         return [decode_event(self.location, int(s), str(line)) for s, line in rows]
 
     def append(
@@ -206,21 +262,19 @@ class PostgresStore(Closing):
         ]
         # The journal's own encoding: same JSON and size checks, same text as a sidecar line.
         lines = [event_text(e).decode("utf-8") for e in events]
-        params = (
-            self.name,
-            expected_version,
-            [e.type for e in events],
-            [e.at.isoformat() for e in events],
-            lines,
-            ["\\u0000" not in line for line in lines],
-        )
+        # One text parameter, a JSON array of the lines: the server keeps each line's text
+        # as it is (json, not jsonb), and one string costs the driver far less than arrays.
+        params = (self.name, expected_version, "[" + ",".join(lines) + "]")
 
         def write(conn: Conn) -> int:
             row = conn.execute(_APPEND, params).fetchone()
             if row is None:  # pragma: no cover - the function always returns a row
                 raise StoreCorrupted(self.location, "skillnb_append returned nothing")
             ok, head = bool(row[0]), int(row[1])
+            self._known = head
             if not ok:
+                if row[2]:  # the events it missed, so that catching up asks nothing more
+                    self._missed = (expected_version, [str(line) for line in row[2]])
                 raise ConflictError(expected_version, head)
             return head
 
@@ -235,6 +289,7 @@ class PostgresStore(Closing):
 
         with self._mutex:
             head = self._call(write, recover)
+            self._known = head
             if self._locked_head is not None:
                 self._locked_head = head
         return events
@@ -272,6 +327,23 @@ class PostgresStore(Closing):
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.name))
 
         self._call(write)
+
+    def _take_missed(self, version: int) -> list[Event] | None:
+        """The events after ``version`` that a refused append brought back, if they are all.
+
+        Used once: they were the whole tail when the conflict was answered; a later read
+        asks the server again.
+        """
+        missed, self._missed = self._missed, None
+        if missed is None:
+            return None
+        after, lines = missed
+        if after > version or after + len(lines) <= version:
+            return None
+        if self._locked_head is not None and after + len(lines) < self._locked_head:
+            return None  # more was written since: under the lock, read it all
+        events = [decode_event(self.location, after + i, line) for i, line in enumerate(lines, 1)]
+        return events[version - after :]
 
     def history(self) -> Iterator[Event]:
         """Every committed event from version 1, oldest first, read a page at a time."""
@@ -330,11 +402,15 @@ class PostgresStore(Closing):
     def __repr__(self) -> str:
         return f"PostgresStore({self._session.location!r}, {self.name!r})"
 
+    def item_rows(self, batch: str) -> ItemRows:
+        """The rows of batch ``batch``'s items: who holds which (``SKIP LOCKED`` claims)."""
+        return ItemRows(self._call, self.name, batch)
+
     # -- live updates -------------------------------------------------------------------------
 
     def watcher(self) -> PostgresStore:
         """Another store object on the same run, with its own connections (for another thread)."""
-        return PostgresStore(self._url, self.name, retry=self._retry)
+        return PostgresStore(self._url, self.name, retry=self._retry, pool=self._pool)
 
     def wait_for_change(self, version: int, timeout: float) -> int:
         """Block until the run's head passes ``version`` or ``timeout`` seconds pass.

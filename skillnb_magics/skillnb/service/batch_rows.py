@@ -1,0 +1,142 @@
+"""Batch loops over a store that keeps item claims in rows (service layer).
+
+A store that offers ``item_rows(batch)`` (the PostgreSQL store: ``SELECT ... FOR UPDATE
+SKIP LOCKED``, see :mod:`skillnb.store.pg_items`) keeps who holds which item in a row per
+item instead of ``claim.taken`` events. Consumers on other machines then pick items without
+queueing behind each other on the run's lock; only completions go to the journal
+(``batch.item_done``, which marks the row done in the same transaction). Each item costs one
+statement to take (no wait for the disk: a lost claim only frees its item again) and one
+durable append to finish.
+
+:class:`RowCursor` has the same surface as the journal cursor of
+:mod:`skillnb.service.batches`: ``current``, ``waiting``, ``advance``, ``release``, and
+``heartbeat`` for the lease. Execution is at least once, completion exactly once.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from skillnb.core.records import EventDraft, RunState
+from skillnb.service.claims import Claims, Heartbeat
+from skillnb.service.owner import owner_alive, process_owner
+
+__all__ = ["ItemRowsLike", "RowCursor", "item_rows"]
+
+
+class ItemRowsLike(Protocol):
+    """What a store's item rows offer (see :class:`skillnb.store.pg_items.ItemRows`)."""
+
+    def offer(self, items: Iterable[str], done: Iterable[str]) -> None:
+        """Make sure every item has its row; mark ``done`` ones done."""
+
+    def take(self, owner: str, name: str, lease: float, skip: Iterable[str] = ()) -> str | None:
+        """Claim the first free item for ``owner``; ``None`` when none is free."""
+
+    def held(self) -> list[tuple[str, str, str]]:
+        """``(item, owner id, owner for people)`` of held items not done."""
+
+    def free(self, owner: str) -> int:
+        """Free every item ``owner`` (known dead) holds."""
+
+    def release(self, item: str, owner: str) -> None:
+        """Give ``item`` back."""
+
+    def renew(self, items: list[str], owner: str, lease: float) -> None:
+        """Extend ``owner``'s hold on ``items`` by one lease from now."""
+
+
+def item_rows(store: object, batch: str) -> ItemRowsLike | None:
+    """The item rows of ``batch`` when ``store`` keeps claims in rows, else ``None``."""
+    make = getattr(store, "item_rows", None)
+    return make(batch) if callable(make) else None
+
+
+class RowCursor:
+    """Which item of one batch this process takes next, claims kept in rows."""
+
+    def __init__(
+        self, claims: Claims, batch: str, order: list[str], rows: ItemRowsLike, done: list[str]
+    ) -> None:
+        self.claims = claims
+        self.batch = batch
+        self.rows = rows
+        self.current: str | None = None
+        self.waiting: dict[str, str] = {}
+        """Items of this loop another live process holds, with its owner."""
+        self._mine = set(order)
+        self._foreign: set[str] = set()  # items of the batch that this loop was not given
+        self._done: set[str] = set()
+        self._seen = 0
+        rows.offer(order, done)
+
+    def _catch_up(self, state: RunState) -> None:
+        done = state.batches[self.batch].done if self.batch in state.batches else []
+        self._done.update(done[self._seen :])
+        self._seen = len(done)
+
+    def advance(self, want_next: bool) -> str | None:
+        """Record the current item done (one durable append), then take the next free one."""
+        current = self.current
+        if current is not None:
+            journal = self.claims.journal
+
+            def make(state: RunState) -> list[EventDraft]:  # no side effects: may run twice
+                self._catch_up(state)
+                if current in self._done:
+                    return []
+                return [journal.draft("batch.item_done", batch=self.batch, item=current)]
+
+            journal.commit(make, speculative=True)
+            self.current = None
+        self.waiting = {}
+        if want_next:
+            self.current = self._take()
+        return self.current
+
+    def _take(self) -> str | None:
+        owner = process_owner()
+        while True:
+            taken = self.rows.take(owner.id, owner.describe(), self.claims.lease, self._foreign)
+            if taken is None:
+                held, freed = self._held_elsewhere()
+                if freed:
+                    continue  # their items are free now: take one
+                self.waiting = held
+                return None
+            if taken in self._mine:
+                return taken
+            self._foreign.add(taken)  # another loop's item: give it back, never run it
+            self.rows.release(taken, owner.id)
+
+    def _held_elsewhere(self) -> tuple[dict[str, str], bool]:
+        """Items of this loop others hold, and whether owners seen dead here were freed."""
+        host = socket.gethostname() + ":"
+        held: dict[str, str] = {}
+        freed = False
+        for item, owner, name in self.rows.held():
+            if item not in self._mine:
+                continue
+            if owner.startswith(host) and not owner_alive(owner):
+                freed = self.rows.free(owner) > 0 or freed
+                continue
+            held[item] = name
+        return held, freed
+
+    def release(self) -> None:
+        """Give the current item back (the body raised or the loop was left)."""
+        if self.current is not None and not self.claims.journal.closed:
+            self.rows.release(self.current, process_owner().id)
+            self.current = None
+
+    def heartbeat(self) -> AbstractContextManager[Heartbeat]:
+        """Renew the current item's lease every third of a lease while the block runs."""
+        lease = self.claims.lease
+
+        def renew(items: list[str]) -> None:
+            self.rows.renew(items, process_owner().id, lease)
+
+        return self.claims.heartbeat(lambda: [k for k in [self.current] if k], renew)

@@ -1,0 +1,128 @@
+"""A formalize on a database run: one statement when nobody else wrote, right when they did.
+
+The store trusts the head it saw last and lets the append's compare-and-swap check it
+(``PostgresStore.speculate``). These tests count the statements a formalize sends on a real
+server, then make that trust wrong on purpose (another writer in between) and check that
+nothing is lost, doubled or wrongly refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import pytest
+
+from pg import PgServer, run_name
+from skillnb.errors import ConflictError
+from skillnb.run import Run, open_run
+
+
+@contextmanager
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Record the text of every statement the connections of this process execute."""
+    sent: list[str] = []
+    original = psycopg.Connection.execute
+
+    def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        text = query.decode() if isinstance(query, bytes) else str(query)
+        sent.append(" ".join(text.split()))
+        return original(self, query, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(psycopg.Connection, "execute", execute)
+        yield sent
+
+
+def _open(url: str, name: str) -> Run:
+    return open_run(store=url, name=name, memory=False)
+
+
+def test_a_formalize_after_the_writers_own_write_is_one_statement(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = run_name("one")
+    run = _open(pg_server.url, name)
+    run.formalize("k", 0)  # creates the run
+    with statements(monkeypatch) as sent:
+        for n in range(1, 4):
+            run.formalize("k", n)
+    assert len(sent) == 3
+    assert all("FROM skillnb_append(" in s for s in sent)
+    other = _open(pg_server.url, name)
+    assert [f.value for f in other.fact_history("k")] == [0, 1, 2, 3]
+    assert other.version == run.version == 5  # run.created and four facts
+
+
+def test_another_writer_in_between_costs_one_more_statement_and_no_read(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = run_name("stale")
+    mine, theirs = _open(pg_server.url, name), _open(pg_server.url, name)
+    mine.formalize("k", 1)
+    theirs.formalize("k", 2)  # mine's idea of the head is now two behind
+    theirs.formalize("other", "x")
+    with statements(monkeypatch) as sent:
+        fact = mine.formalize("k", 3)
+    # Refused on the stale head (nothing written), with the two events it missed; then
+    # committed after them, without a read of its own.
+    assert len(sent) == 2
+    assert all("skillnb_append" in s for s in sent)
+    assert fact.version == 3  # numbered after theirs, which it saw before writing
+    check = _open(pg_server.url, name)
+    assert [f.value for f in check.fact_history("k")] == [1, 2, 3]
+    assert check.fact("other").value == "x"
+    assert check.version == 5  # run.created + 4 facts: no event lost or doubled
+    with statements(monkeypatch) as sent:
+        mine.formalize("k", 4)  # caught up again: one statement
+    assert len(sent) == 1
+
+
+def test_expected_version_is_judged_on_the_servers_head_not_the_cached_one(
+    pg_server: PgServer,
+) -> None:
+    name = run_name("cas")
+    mine, theirs = _open(pg_server.url, name), _open(pg_server.url, name)
+    mine.formalize("n", 1)
+    stale = mine.version
+    theirs.formalize("n", 2)
+    with pytest.raises(ConflictError) as caught:
+        mine.formalize("n", 3, expected_version=stale)
+    assert (caught.value.expected, caught.value.actual) == (stale, stale + 1)
+    # The version another process reported is right even though this object never saw it.
+    fact = mine.formalize("n", 4, expected_version=theirs.version)
+    assert fact.version == 3
+    assert [f.value for f in _open(pg_server.url, name).fact_history("n")] == [1, 2, 4]
+
+
+def test_a_run_created_by_two_writers_at_once_gets_one_run_created_event(
+    pg_server: PgServer,
+) -> None:
+    name = run_name("new")
+    first, second = _open(pg_server.url, name), _open(pg_server.url, name)
+    first.formalize("a", 1)
+    second.formalize("b", 2)  # it saw an empty run: its speculative run.created is refused
+    events = list(_open(pg_server.url, name).store.history())
+    assert [e.type for e in events] == ["run.created", "fact.formalized", "fact.formalized"]
+    assert second.id == first.id
+
+
+def test_far_behind_it_reads_what_it_missed_and_still_writes_once(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = run_name("far")
+    mine, theirs = _open(pg_server.url, name), _open(pg_server.url, name)
+    mine.formalize("k", 0)
+    for n in range(150):  # more than a refusal brings back
+        theirs.formalize(f"t{n}", n)
+    with statements(monkeypatch) as sent:
+        fact = mine.formalize("k", 1)
+    assert sum("skillnb_append" in s for s in sent) == 2
+    assert any(s.startswith("SELECT seq, line FROM skillnb_events") for s in sent)
+    assert fact.version == 2
+    assert mine.fact("t149").value == 149
+    check = _open(pg_server.url, name)
+    assert check.version == 153  # run.created, k, 150 facts of theirs, k again
+    assert [f.value for f in check.fact_history("k")] == [0, 1]
