@@ -4,13 +4,17 @@
  * notice). The rules stay in Python; these functions only move requests and messages.
  */
 import {
+  Dialog,
   InputDialog,
   Notification,
+  showDialog,
   type ISessionContextDialogs
 } from '@jupyterlab/apputils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
+import { Widget } from '@lumino/widgets';
 
-import { RunApiError, type IRunClient } from './api';
+import { RunApiError, type IApprover, type IRunClient } from './api';
+import { h } from './dom';
 import { keepSuggestion, type KeepSuggestions } from './keep';
 import { applyOutputMirror } from './mirror';
 import type { RunModel } from './model';
@@ -38,6 +42,16 @@ export async function recordMilestone(
   runs: ISkillnbPanel | null
 ): Promise<void> {
   const path = panel.context.path;
+  // Ask first whether there is a run (a 200 answer): then no name is asked for nothing.
+  // When the check itself fails, the milestone request says what is wrong.
+  const exists = await client.version(path).then(
+    answer => answer.exists,
+    () => true
+  );
+  if (!exists) {
+    Notification.warning(NO_RUN_MESSAGE, { autoClose: false });
+    return;
+  }
   const answer = await InputDialog.getText({
     title: 'Record a SKILL.nb milestone',
     label: 'Milestone name',
@@ -117,7 +131,13 @@ export async function resumeNotebook(
     }
     const ok = result.status === 'ok';
     const last = result.badges[result.badges.length - 1];
-    const headline = ok ? `Resumed${last ? `: ${last}` : ''}` : 'Resume failed';
+    // The badge ("▶ resumed report at state review") is the headline; the text below it
+    // then starts after that line instead of saying it again.
+    const headline = ok ? (last ?? 'Resumed') : 'Resume failed';
+    const text =
+      last && result.text.startsWith(`${last}\n`)
+        ? result.text.slice(last.length + 1)
+        : result.text;
     Notification.update({
       id: pending,
       message: headline,
@@ -128,7 +148,7 @@ export async function resumeNotebook(
       runs.model.setNotice({
         kind: ok ? 'success' : 'error',
         title: headline,
-        text: result.text
+        text
       });
       runs.show();
     }
@@ -143,17 +163,62 @@ export async function resumeNotebook(
   runs?.notifyActivity(path);
 }
 
+/** The line of the decision dialog that says who will be recorded. */
+export function recordedAsText(who: IApprover | null): string {
+  if (who === null) {
+    return "Recorded as the server's user (it could not be asked who that is).";
+  }
+  const shown =
+    who.display_name && who.display_name !== who.name
+      ? `${who.name} (${who.display_name})`
+      : who.name;
+  return who.source === 'server'
+    ? `Recorded as ${shown}, the signed-in Jupyter user.`
+    : `Recorded as ${shown}: this Jupyter server does not identify its users, so the run's user is recorded.`;
+}
+
+/** The decision dialog's body: who will be recorded, and an optional note. */
+class DecisionBody extends Widget implements Dialog.IBodyWidget<string> {
+  constructor(who: IApprover | null) {
+    super();
+    this.addClass('jp-skillnb-decision');
+    this._note = h('input', { className: 'jp-mod-styled jp-skillnb-note' });
+    this._note.type = 'text';
+    this._note.placeholder = 'Note (optional)';
+    this._note.setAttribute('aria-label', 'Note (optional)');
+    this.node.append(
+      h('p', {
+        className: 'jp-skillnb-recorded-as',
+        text: recordedAsText(who),
+        data: { name: who?.name ?? '' }
+      }),
+      this._note
+    );
+  }
+
+  getValue(): string {
+    return this._note.value;
+  }
+
+  private readonly _note: HTMLInputElement;
+}
+
 async function decide(
   model: RunModel,
   pending: IPendingApproval,
   verb: 'Approve' | 'Reject'
 ): Promise<void> {
-  const answer = await InputDialog.getText({
+  const who = await model.recordedAs().catch(() => null);
+  const answer = await showDialog({
     title: pending.message
       ? `${verb} "${pending.gate}": ${pending.message}`
       : `${verb} "${pending.gate}"?`,
-    label: 'Note (optional)',
-    okLabel: verb
+    body: new DecisionBody(who),
+    focusNodeSelector: 'input',
+    buttons: [
+      Dialog.cancelButton(),
+      Dialog.okButton({ label: verb, accept: true })
+    ]
   });
   if (!answer.button.accept) {
     return;
@@ -166,7 +231,7 @@ async function decide(
       await model.reject(pending.gate, note);
     }
     Notification.success(
-      `${verb === 'Approve' ? 'Approved' : 'Rejected'} "${pending.gate}".`,
+      `${verb === 'Approve' ? 'Approved' : 'Rejected'} "${pending.gate}"${who ? ` as ${who.name}` : ''}.`,
       {
         autoClose: AUTO_CLOSE_MS
       }

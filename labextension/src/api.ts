@@ -30,6 +30,16 @@ export class RunApiError extends Error {
   }
 }
 
+/** Who a decision from this page is recorded as (`GET /skillnb/api/identity`). */
+export interface IApprover {
+  /** Recorded as the approval's `decided_by`. */
+  name: string;
+  /** A friendlier name to show beside it (equal to `name` when there is none). */
+  display_name: string;
+  /** `server`: the Jupyter server's signed-in user; `run`: the run's default user. */
+  source: 'server' | 'run';
+}
+
 /** What the run model needs from the server. Paths are relative to the server root. */
 export interface IRunClient {
   /** `run.describe()` of the notebook's run; rejects with `RunApiError` (404: no run). */
@@ -45,4 +55,6 @@ export interface IRunClient {
   reject(path: string, gate: string, note?: string): Promise<IDecisionResult>;
   /** Record a milestone named `name`. */
   milestone(path: string, name: string): Promise<IMilestoneResult>;
+  /** Who decisions made through this client are recorded as. */
+  identity(): Promise<IApprover>;
 }

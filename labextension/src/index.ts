@@ -5,6 +5,7 @@
  */
 import {
   ILabShell,
+  ILayoutRestorer,
   type JupyterFrontEnd,
   type JupyterFrontEndPlugin
 } from '@jupyterlab/application';
@@ -24,7 +25,7 @@ import { NotebookMirror } from './mirrorconnector';
 import { RunModel } from './model';
 import { RunPanel } from './panel';
 import { ServerRunClient } from './request';
-import { ISkillnbPanel, PLUGIN_IDS } from './tokens';
+import { ISkillnbPanel, PANEL_ID, PLUGIN_IDS } from './tokens';
 
 const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
   id: PLUGIN_IDS.panel,
@@ -32,12 +33,13 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
     'The SKILL.nb side panel: the run of the current notebook, read from its sidecar.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ILabShell],
+  optional: [ILabShell, ILayoutRestorer],
   provides: ISkillnbPanel,
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
-    labShell: ILabShell | null
+    labShell: ILabShell | null,
+    restorer: ILayoutRestorer | null
   ): ISkillnbPanel => {
     const model = new RunModel(
       new ServerRunClient(app.serviceManager.serverSettings)
@@ -76,6 +78,9 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
     });
     panel.title.icon = runIcon;
     app.shell.add(panel, 'right', { rank: 650, type: 'SKILL.nb' });
+    // The restorer saves whether the panel was open in the workspace and opens it again
+    // after a reload; `follow` below then binds it to the notebook restored as current.
+    restorer?.add(panel, PANEL_ID);
     const follow = (): void => {
       void model.setPath(tracker.currentWidget?.context.path ?? null);
     };

@@ -7,7 +7,7 @@
 import type { IDisposable } from '@lumino/disposable';
 import { Signal, type ISignal } from '@lumino/signaling';
 
-import { RunApiError, type IRunClient } from './api';
+import { RunApiError, type IApprover, type IRunClient } from './api';
 import type { IMilestoneResult, IRunDescription } from './types';
 
 /** How long the server may hold a version check of a team-store run (seconds). */
@@ -99,7 +99,13 @@ export class RunModel implements IDisposable {
     }
   }
 
-  /** Fetch the description of the current notebook's run now. */
+  /**
+   * Fetch the description of the current notebook's run now.
+   *
+   * Unless a run was shown already, the cheap version route is asked first whether there is
+   * one: a notebook without a run is then told apart by a 200 answer, not a 404 that every
+   * browser logs as an error.
+   */
   async refresh(): Promise<void> {
     const path = this._path;
     if (path === null || this._disposed) {
@@ -110,6 +116,12 @@ export class RunModel implements IDisposable {
     let description: IRunDescription | null = null;
     let failure: unknown = null;
     try {
+      if (
+        this._status !== 'ready' &&
+        !(await this._client.version(path)).exists
+      ) {
+        throw new RunApiError(404, `no SKILL.nb run for ${path} yet`);
+      }
       description = await this._client.describe(path);
     } catch (reason) {
       failure = reason;
@@ -207,6 +219,22 @@ export class RunModel implements IDisposable {
     }
   }
 
+  /**
+   * Who decisions from this page are recorded as (asked once; asked again after a failure).
+   */
+  recordedAs(): Promise<IApprover> {
+    if (this._approver === null) {
+      const asked = this._client.identity();
+      this._approver = asked;
+      asked.catch(() => {
+        if (this._approver === asked) {
+          this._approver = null;
+        }
+      });
+    }
+    return this._approver;
+  }
+
   /** Show (or clear, with null) a notice. */
   setNotice(notice: INotice | null): void {
     this._notice = notice;
@@ -278,6 +306,7 @@ export class RunModel implements IDisposable {
   private _ticking = false;
   private _live = false;
   private _disposed = false;
+  private _approver: Promise<IApprover> | null = null;
 }
 
 function pageHidden(): boolean {

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 
 import { h } from './dom';
 import type { KeepSuggestions } from './keep';
-import type { RunModel } from './model';
+import type { INotice, RunModel } from './model';
 import {
   batchSection,
   factSection,
@@ -27,6 +27,9 @@ import {
 } from './sections';
 import { PANEL_ID, POLL_INTERVAL_MS } from './tokens';
 import type { ISuggestion } from './types';
+
+/** How many lines of a notice (e.g. the Resume summary) show before "show all". */
+export const NOTICE_LINES = 8;
 
 /** What the panel's buttons do. */
 export interface IRunPanelHandlers extends IApprovalHandlers {
@@ -52,7 +55,9 @@ export class RunPanel extends Widget {
     super();
     this.id = PANEL_ID;
     this.addClass('jp-skillnb-panel');
-    this.title.caption = 'SKILL.nb run';
+    this.title.caption = 'SKILL.nb';
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'SKILL.nb run');
     this._model = model;
     this._handlers = handlers;
     this._pollIntervalMs = pollIntervalMs;
@@ -141,15 +146,7 @@ export class RunPanel extends Widget {
       title: 'Dismiss'
     });
     close.addEventListener('click', () => this._model.setNotice(null));
-    const output = notice.text
-      ? h('details', { className: 'jp-skillnb-notice-details' }, [
-          h('summary', { text: 'output' }),
-          h('pre', { className: 'jp-skillnb-notice-text', text: notice.text })
-        ])
-      : null;
-    if (output !== null) {
-      output.open = true;
-    }
+    const output = notice.text ? this._noticeText(notice) : null;
     return h(
       'div',
       { className: `jp-skillnb-notice jp-skillnb-notice-${notice.kind}` },
@@ -164,6 +161,27 @@ export class RunPanel extends Widget {
         output
       ]
     );
+  }
+
+  /** The notice's text: its first lines, and a "show all" button when there are more. */
+  private _noticeText(notice: INotice): HTMLElement {
+    const text = notice.text;
+    const lines = text.split('\n');
+    const pre = h('pre', { className: 'jp-skillnb-notice-text' });
+    const compact = this._expanded !== notice && lines.length > NOTICE_LINES;
+    pre.textContent = compact ? lines.slice(0, NOTICE_LINES).join('\n') : text;
+    if (lines.length <= NOTICE_LINES) {
+      return pre;
+    }
+    const toggle = h('button', {
+      className: 'jp-skillnb-link jp-skillnb-notice-toggle',
+      text: compact ? `show all (${lines.length} lines)` : 'show less'
+    });
+    toggle.addEventListener('click', () => {
+      this._expanded = compact ? notice : null;
+      this._render();
+    });
+    return h('div', { className: 'jp-skillnb-notice-body' }, [pre, toggle]);
   }
 
   private _body(): (HTMLElement | null)[] {
@@ -222,4 +240,6 @@ export class RunPanel extends Widget {
   private readonly _handlers: IRunPanelHandlers;
   private readonly _pollIntervalMs: number;
   private readonly _suggestions: KeepSuggestions | null;
+  /** The notice shown in full (a new notice starts compact). */
+  private _expanded: INotice | null = null;
 }

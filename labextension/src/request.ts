@@ -6,7 +6,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { RunApiError, type IRunClient } from './api';
+import { RunApiError, type IApprover, type IRunClient } from './api';
 import { errorText, isObject, parseDescription, parseVersion } from './parse';
 import { API_ROUTES } from './tokens';
 import type {
@@ -72,6 +72,14 @@ export class ServerRunClient implements IRunClient {
     };
   }
 
+  async identity(): Promise<IApprover> {
+    const body = await this._send(
+      URLExt.join(this._settings.baseUrl, API_ROUTES.identity),
+      { method: 'GET' }
+    );
+    return parseApprover(body);
+  }
+
   private async _get(
     route: string,
     path: string,
@@ -121,6 +129,24 @@ export class ServerRunClient implements IRunClient {
   }
 
   private readonly _settings: ServerConnection.ISettings;
+}
+
+/** Read the identity route's answer; refuse one without a name. */
+export function parseApprover(body: unknown): IApprover {
+  if (!isObject(body) || typeof body.name !== 'string' || !body.name) {
+    throw new RunApiError(
+      0,
+      'the server did not say who decisions are recorded as'
+    );
+  }
+  return {
+    name: body.name,
+    display_name:
+      typeof body.display_name === 'string' && body.display_name
+        ? body.display_name
+        : body.name,
+    source: body.source === 'server' ? 'server' : 'run'
+  };
 }
 
 function readVersion(body: unknown): number {

@@ -4,6 +4,7 @@
  */
 import { clip, h, when } from './dom';
 import { gateReason, gateStatus, mark } from './marks';
+import { objectLines } from './values';
 import type {
   IBatchView,
   IFactView,
@@ -251,6 +252,30 @@ export function batchSection(batches: IBatchView[]): HTMLElement | null {
   return section('batches', 'Batches', rows);
 }
 
+/**
+ * A fact's value: a JSON object as `key: value` lines, anything else as text. Both wrap at
+ * word boundaries (style: `overflow-wrap: break-word` only for a word wider than the panel).
+ */
+export function factValue(preview: string, restorable = true): HTMLElement {
+  const suffix = restorable ? '' : ' (not restorable)';
+  const lines = objectLines(preview);
+  if (lines === null) {
+    return h('div', {
+      className: 'jp-skillnb-value',
+      text: clip(preview, PREVIEW_CHARS) + suffix
+    });
+  }
+  return h('div', { className: 'jp-skillnb-value jp-skillnb-value-object' }, [
+    ...lines.map(line =>
+      h('div', { className: 'jp-skillnb-kv' }, [
+        h('span', { className: 'jp-skillnb-kv-key', text: `${line.key}:` }),
+        h('span', { text: line.value ? ` ${line.value}` : '' })
+      ])
+    ),
+    suffix ? h('div', { className: 'jp-skillnb-muted', text: suffix }) : null
+  ]);
+}
+
 /** The latest version of each fact. */
 export function factSection(facts: IFactView[]): HTMLElement {
   if (!facts.length) {
@@ -263,22 +288,22 @@ export function factSection(facts: IFactView[]): HTMLElement {
   }
   const rows = facts.map(fact =>
     h('tr', { data: { key: fact.key } }, [
-      h('td', { className: 'jp-skillnb-fact-key', text: fact.key }),
-      h('td', {
-        className: 'jp-skillnb-muted',
-        text: `${fact.kind} v${fact.version}`
-      }),
-      h('td', {
-        className: 'jp-skillnb-fact-preview',
-        text:
-          clip(fact.preview, PREVIEW_CHARS) +
-          (fact.restorable ? '' : ' (not restorable)'),
-        title: fact.preview
-      })
+      h('td', { className: 'jp-skillnb-fact-name' }, [
+        h('div', { className: 'jp-skillnb-fact-key', text: fact.key }),
+        h('div', {
+          className: 'jp-skillnb-muted',
+          text: `${fact.kind} v${fact.version}`
+        })
+      ]),
+      h('td', { className: 'jp-skillnb-fact-preview', title: fact.preview }, [
+        factValue(fact.preview, fact.restorable)
+      ])
     ])
   );
   return section('facts', `Facts (${facts.length})`, [
-    h('table', { className: 'jp-skillnb-table' }, [h('tbody', {}, rows)])
+    h('table', { className: 'jp-skillnb-table jp-skillnb-facts' }, [
+      h('tbody', {}, rows)
+    ])
   ]);
 }
 
@@ -330,9 +355,10 @@ export function historySection(history: IHistoryEntry[]): HTMLElement | null {
   if (!history.length) {
     return null;
   }
+  // One number per entry: the run version it made (a list marker would be a second one).
   const items = history.map(entry =>
     h('li', { data: { seq: String(entry.seq) } }, [
-      h('span', { className: 'jp-skillnb-muted', text: `${entry.seq} ` }),
+      h('span', { className: 'jp-skillnb-muted', text: `v${entry.seq} ` }),
       h('span', {
         text: entry.summary || entry.type,
         title: `${entry.type} ${when(entry.at)}`
@@ -340,7 +366,7 @@ export function historySection(history: IHistoryEntry[]): HTMLElement | null {
     ])
   );
   return section('history', 'History', [
-    h('ol', { className: 'jp-skillnb-history' }, items)
+    h('ul', { className: 'jp-skillnb-history' }, items)
   ]);
 }
 

@@ -50,6 +50,7 @@ export const FORMAT_VERSION = 1;
 export const API_ROUTES = {
   run: 'skillnb/api/run',
   version: 'skillnb/api/version',
+  identity: 'skillnb/api/identity',
   approve: 'skillnb/api/approve',
   reject: 'skillnb/api/reject',
   milestone: 'skillnb/api/milestone'

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-import { RunApiError, type IRunClient } from '../src/api';
+import { RunApiError, type IApprover, type IRunClient } from '../src/api';
 import { parseDescription } from '../src/parse';
 import type {
   IDecisionResult,
@@ -116,6 +116,17 @@ export class FakeClient implements IRunClient {
       event: { seq: run.version, type: 'milestone' }
     };
   }
+
+  async identity(): Promise<IApprover> {
+    this.calls.push({ method: 'identity', args: [] });
+    if (this.failWith !== null) {
+      throw this.failWith;
+    }
+    return { ...this.approver };
+  }
+
+  /** What `identity()` answers. */
+  approver: IApprover = { name: 'ada', display_name: 'Ada', source: 'server' };
 
   count(method: string): number {
     return this.calls.filter(c => c.method === method).length;

@@ -37,6 +37,41 @@ describe('RunModel', () => {
     assert.equal(model.status, 'missing');
     assert.equal(model.description, null);
     assert.match(model.error ?? '', /no SKILL\.nb run for new\.ipynb/);
+    // Told by the version route (200), so the browser logs no 404 for the describe route.
+    assert.equal(client.count('describe'), 0);
+    assert.equal(await model.checkVersion(), false);
+    assert.equal(client.count('describe'), 0);
+  });
+
+  it('asks for a shown run directly, and for a new one after the version route', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description({ version: 3 }));
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    assert.deepEqual(
+      client.calls.map(call => call.method),
+      ['version', 'describe']
+    );
+    await model.refresh();
+    assert.deepEqual(
+      client.calls.map(call => call.method),
+      ['version', 'describe', 'describe']
+    );
+  });
+
+  it('asks who decisions are recorded as once, and again after a failure', async () => {
+    const client = new FakeClient();
+    const model = new RunModel(client);
+    client.failWith = new RunApiError(0, 'cannot reach the Jupyter server');
+    await assert.rejects(model.recordedAs(), /cannot reach/);
+    client.failWith = null;
+    assert.deepEqual(await model.recordedAs(), {
+      name: 'ada',
+      display_name: 'Ada',
+      source: 'server'
+    });
+    await model.recordedAs();
+    assert.equal(client.count('identity'), 2);
   });
 
   it('reports other failures as errors', async () => {
@@ -92,7 +127,8 @@ describe('RunModel', () => {
     const checks = client.calls.filter(call => call.method === 'version');
     assert.deepEqual(
       checks.map(call => call.args),
-      [['a.ipynb'], ['a.ipynb', '3', '20']]
+      // whether a run exists, the first check, then the long poll
+      [['a.ipynb'], ['a.ipynb'], ['a.ipynb', '3', '20']]
     );
     client.live.delete('a.ipynb');
     await model.setPath('b.ipynb');

@@ -82,7 +82,8 @@ def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_graph_prints_mermaid_by_default(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["graph", str(MARKET)]) == EXIT_OK
     out = capsys.readouterr().out
-    assert out.startswith("stateDiagram-v2\n")
+    assert out.startswith("---\nconfig:\n")
+    assert "\nstateDiagram-v2\n    direction LR\n" in out
     assert "    s_init --> s_collecting : user_request\n" in out
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.graph import to_dot, to_mermaid
+from skillnb.core.graph import mermaid_markdown, to_dot, to_mermaid
 from skillnb.core.workflow import Workflow
 
 MARKET = Path(__file__).parent.parent / "fixtures" / "workflows" / "market_research.yaml"
@@ -32,7 +32,9 @@ def market() -> Workflow:
 def test_mermaid_lists_states_initial_and_labelled_transitions(market: Workflow) -> None:
     text = to_mermaid(market)
     lines = text.splitlines()
-    assert lines[0] == "stateDiagram-v2"
+    # front matter first (edge label colours), then the diagram, left to right
+    assert lines[0] == "---"
+    assert lines[lines.index("---", 1) + 1 :][:2] == ["stateDiagram-v2", "    direction LR"]
     assert '    state "collecting" as s_collecting' in lines
     assert "    [*] --> s_init" in lines
     assert "    s_init --> s_collecting : user_request" in lines
@@ -119,3 +121,16 @@ def test_dot_escapes_quotes_backslashes_and_newlines() -> None:
     assert '    s_end -> s3 [label="line  break"];' in text
     assert '    any_state -> s2 [label="jump", style=dashed];' in text
     assert "\n\n" not in text
+
+
+def test_mermaid_edge_labels_carry_colours_that_read_in_every_theme(market: Workflow) -> None:
+    text = to_mermaid(market)
+    config = text.split("---")[1]
+    assert 'edgeLabelBackground: "#e8e8e8"' in config
+    assert 'transitionLabelColor: "#1f1f1f"' in config
+
+
+def test_mermaid_markdown_fences_the_diagram_once(market: Workflow) -> None:
+    source = to_mermaid(market)
+    markdown = mermaid_markdown(source, direction="TB")
+    assert markdown == f"```mermaid\n{source}\n```\n"  # its own direction (LR) is kept

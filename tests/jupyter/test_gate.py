@@ -114,7 +114,9 @@ def test_a_rejection_keeps_the_gate_closed(counted: RaisingShell) -> None:
 def test_workflow_triggers_fire_transitions(counted: RaisingShell) -> None:
     cell(counted, REVIEW)
     shown = counted.display_pub.outputs
-    assert shown[-2]["data"]["text/markdown"].startswith("```mermaid\nstateDiagram-v2")
+    diagram = shown[-2]["data"]["text/markdown"]
+    assert diagram.startswith("```mermaid\n---\nconfig:")
+    assert "\nstateDiagram-v2\n    direction LR\n" in diagram  # as the run widget draws it
     assert last(counted)["text/plain"].startswith("⚙ workflow review\nstate 'draft'")
     with pytest.raises(GateBlocked, match="text"):
         cell(counted, "%%gate submit\ncalls.append('submit')\n")

@@ -2,7 +2,36 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+NAMED_USERS_CONFIG = """
+import inspect
+
+from jupyter_server.auth.identity import PasswordIdentityProvider, User
+
+
+class NamedUsers(PasswordIdentityProvider):
+    \"\"\"The usual authentication, and every authenticated request is Ada's.\"\"\"
+
+    async def get_user(self, handler):
+        user = super().get_user(handler)
+        if inspect.isawaitable(user):
+            user = await user
+        if user is None:
+            return None
+        return User(username="ada", name="Ada Lovelace", display_name="Ada")
+
+
+c.ServerApp.identity_provider_class = NamedUsers
+"""
+"""A server config whose identity provider names every authenticated user ``ada``."""
+
+
+def write_named_users_config(base: Path) -> None:
+    """Configure the server started under ``base`` (``start_jupyter``) with named users."""
+    (base / "config").mkdir(parents=True, exist_ok=True)
+    (base / "config" / "jupyter_server_config.py").write_text(NAMED_USERS_CONFIG)
 
 
 def run_cell(page: Any, index: int) -> None:

@@ -99,6 +99,11 @@ def test_panel_toolbar_and_mirror(
 
     # Approve from the panel; the approval is in the sidecar.
     panel.locator('.jp-skillnb-approve[data-gate="sign_off"]').click()
+    # A shared-token server identifies nobody: the dialog says the run's user is recorded.
+    check(page.locator(".jp-Dialog .jp-skillnb-recorded-as")).to_have_text(
+        "Recorded as ui-tester: this Jupyter server does not identify its users, "
+        "so the run's user is recorded."
+    )
     answer_dialog(page, "checked in the browser", "Approve")
     check(panel.locator('[data-section="pending"]')).to_have_count(0)
     run = skillnb.open_run(notebook, memory=False)
@@ -120,8 +125,12 @@ def test_panel_toolbar_and_mirror(
     page.locator(TOOLBAR_ITEM.format("skillnb-resume")).click()
     page.locator(".jp-Dialog").get_by_role("button", name="Select").click()
     notice = panel.locator(".jp-skillnb-notice")
-    check(notice).to_contain_text("Resumed", timeout=KERNEL_START_MS)
-    check(notice.locator(".jp-skillnb-notice-text")).to_contain_text("review")
+    title = notice.locator(".jp-skillnb-notice-title")
+    check(title).to_have_text("▶ resumed weekly-report at state review", timeout=KERNEL_START_MS)
+    summary = notice.locator(".jp-skillnb-notice-text")
+    check(summary).to_contain_text("state 'review'")
+    check(summary).not_to_contain_text("▶ resumed")  # the title is not said twice
+    check(notice.locator(".jp-skillnb-notice-toggle")).to_contain_text("show all")
     assert len(lab_server.kernels()) == 1
     page.screenshot(path=str(ui_output / "4-resumed.png"))
 
@@ -185,8 +194,8 @@ def test_milestone_without_a_run_says_so(lab_server: Any, page: Any, ui_output: 
     page.locator(PANEL_TAB).click()
     check(page.locator(PANEL)).to_contain_text("This notebook has no SKILL.nb run yet")
     page.locator(TOOLBAR_ITEM.format("skillnb-milestone")).click()
-    answer_dialog(page, "too-early", "Record")
     check(page.locator(".Toastify")).to_contain_text("has no SKILL.nb run yet")
+    check(page.locator(".jp-Dialog")).to_have_count(0)  # no name asked for nothing
     assert not (folder / ".skillnb").exists()  # nothing was created
     page.wait_for_timeout(500)  # let the toast finish sliding in
     page.screenshot(path=str(ui_output / "6-milestone-without-run.png"))

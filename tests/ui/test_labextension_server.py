@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pytest
+from labkit import write_named_users_config
 
 from skillnb.core.records import Approval, Event
 from skillnb.errors import ApprovalError
@@ -314,3 +315,56 @@ def test_api_refuses_paths_leading_out_of_the_root(api_server: Any) -> None:
     status, body = api_server.api("POST", "skillnb/api/approve", raw_body=b"{not json")
     assert status == 400
     assert "not JSON" in body["error"]
+
+
+# -- who a decision is recorded as -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def named_server(tmp_path_factory: pytest.TempPathFactory, jupyter_starter: Any) -> Any:
+    base = tmp_path_factory.mktemp("named")
+    write_named_users_config(base)
+    token = secrets.token_hex(8)
+    with jupyter_starter(base, app="server", token=token) as server:
+        yield server
+
+
+def test_decisions_are_recorded_under_the_servers_user(
+    named_server: Any, review_notebook: Any
+) -> None:
+    import skillnb
+
+    folder = named_server.root / "named"
+    folder.mkdir(exist_ok=True)
+    notebook = review_notebook(folder, "report.ipynb")
+    path = "named/report.ipynb"
+    status, body = named_server.api("GET", "skillnb/api/identity")
+    assert (status, body) == (200, {"name": "ada", "display_name": "Ada", "source": "server"})
+
+    # Another name in the body is refused: the signed-in user decides.
+    status, body = named_server.api(
+        "POST", "skillnb/api/approve", body={"path": path, "gate": "sign_off", "by": "mallory"}
+    )
+    assert status == 400
+    assert "'by' must be the signed-in user ('ada')" in body["error"]
+
+    status, body = named_server.api(
+        "POST", "skillnb/api/approve", body={"path": path, "gate": "sign_off"}
+    )
+    assert status == 200, body
+    assert body["approval"]["decided_by"] == "ada"
+    reopened = skillnb.open_run(notebook, memory=False)
+    [approval] = [a for a in reopened.snapshot.approvals.values() if a.gate == "sign_off"]
+    assert (approval.status, approval.decided_by) == ("approved", "ada")
+
+
+def test_a_shared_token_server_records_the_runs_user(api_server: Any) -> None:
+    # jupyter_server names each token request "Anonymous <moon>": nobody is identified, so
+    # the run's default user ($SKILLNB_USER here) is recorded, and the dialog is told so.
+    status, body = api_server.api("GET", "skillnb/api/identity")
+    assert (status, body) == (
+        200,
+        {"name": "ui-tester", "display_name": "ui-tester", "source": "run"},
+    )
+    status, _ = api_server.api("GET", "skillnb/api/identity", token="")
+    assert status == 403

@@ -1,5 +1,9 @@
 """Diagrams of a workflow: Mermaid ``stateDiagram-v2`` and Graphviz DOT text (core layer).
 
+This is the one diagram renderer: the workflow cell, the run widget, ``run.describe()`` and
+``skillnb graph`` all draw :func:`to_mermaid`'s text (in Markdown, :func:`mermaid_markdown`),
+left to right like the DOT form, so a machine reads the same way everywhere.
+
 Both renderers take the static :class:`~skillnb.core.workflow.Workflow` plus optional run
 data: the ``current`` state (highlighted), the ``visited`` states (marked) and gate
 ``statuses`` keyed by trigger (``passing`` ✓, ``warning`` ⚠, ``blocked`` ✗ in the edge
@@ -19,11 +23,30 @@ from skillnb.core.marks import MARKS
 if TYPE_CHECKING:
     from skillnb.core.workflow import Workflow
 
-__all__ = ["STATUS_MARKS", "Status", "to_dot", "to_mermaid"]
+__all__ = ["DIRECTION", "STATUS_MARKS", "Status", "mermaid_markdown", "to_dot", "to_mermaid"]
 
 Status = Literal["passing", "warning", "blocked"]
 STATUS_MARKS: Mapping[str, str] = MARKS
 """The mark added to a transition's label for each gate status."""
+
+DIRECTION = "LR"
+"""Which way diagrams run: left to right (a machine is a row of states, not a screen tall)."""
+
+_MERMAID_CONFIG = (
+    "---",
+    "config:",
+    "  themeVariables:",
+    '    edgeLabelBackground: "#e8e8e8"',
+    '    transitionLabelColor: "#1f1f1f"',
+    "---",
+)
+"""Front matter: edge labels as light chips with dark text in every theme.
+
+Mermaid's own label colours fail WCAG AA in its dark theme (#ccc on #585858, 4.4:1), and no
+single background suits the light and dark themes' label text, so the labels carry both
+colours, like the ``current`` and ``visited`` states (15:1 on any theme). The rest of the
+diagram takes the theme JupyterLab gives Mermaid.
+"""
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _MERMAID_SAFE = re.compile(r"[A-Za-z0-9 _.,'()\-✓⚠✗⏳]")
@@ -79,7 +102,7 @@ def to_mermaid(
 
     """
     ids = _ids(workflow)
-    lines = ["stateDiagram-v2"]
+    lines = [*_MERMAID_CONFIG, "stateDiagram-v2", f"    direction {DIRECTION}"]
     lines += [f'    state "{_mermaid_text(state)}" as {ids[state]}' for state in workflow.states]
     if any(t.source == ANY_STATE for t in workflow.transitions):
         lines.append(f'    state "{_ANY_LABEL}" as {_ANY_ID}')
@@ -100,6 +123,26 @@ def to_mermaid(
     if current in ids:
         lines.append(f"    class {ids[current]} current")
     return "\n".join(lines)
+
+
+def mermaid_markdown(source: str, *, direction: str | None = None) -> str:
+    """Put ``source`` in a mermaid code fence longer than any backtick run inside it.
+
+    This is the Markdown every notebook view of a diagram shows (JupyterLab draws it).
+
+    Args:
+        source: a mermaid diagram.
+        direction: ``LR``, ``TB``, ... for a ``stateDiagram`` that sets none.
+
+    """
+    lines = source.splitlines()
+    if direction and lines and lines[0].startswith("stateDiagram"):
+        if not any(line.strip().startswith("direction ") for line in lines):
+            lines.insert(1, f"    direction {direction}")
+        source = "\n".join(lines)
+    longest = max((len(m) for m in re.findall(r"`+", source)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}mermaid\n{source.rstrip()}\n{fence}\n"
 
 
 def _dot_text(text: str) -> str:
@@ -125,7 +168,7 @@ def to_dot(
     seen = set(visited)
     lines = [
         f"digraph {_dot_text(workflow.name)} {{",
-        "    rankdir=LR;",
+        f"    rankdir={DIRECTION};",
         '    node [shape=box, style="rounded"];',
         '    __start [shape=point, label=""];',
     ]

@@ -168,10 +168,11 @@ class SkillnbMagics(Magics):
             definition = Workflow.from_yaml(Path(args.file) if cell is None else cell)
             view = self.session.bind(definition).describe()
         if view.get("mermaid"):
-            diagram = view["mermaid"]
-            markdown = f"```mermaid\n{diagram}\n```"
+            from skillnb.core.graph import mermaid_markdown
+
+            diagram = view["mermaid"]  # the run widget draws the same diagram the same way
             self.session.shell.display_pub.publish(
-                data={"text/markdown": markdown, "text/plain": diagram}
+                data={"text/markdown": mermaid_markdown(diagram), "text/plain": diagram}
             )
         self.session.show(outcomes.workflow_bound(view))
 

@@ -347,21 +347,13 @@ def history_html(view: View, *, n: int = 20, times: bool = True) -> str:
 
 
 def mermaid_markdown(source: str, *, direction: str | None = None) -> str:
-    """Put ``source`` in a mermaid code fence longer than any backtick run inside it.
+    """The diagram's Markdown: :func:`skillnb.core.graph.mermaid_markdown`, imported on use.
 
-    Args:
-        source: a mermaid diagram.
-        direction: ``LR``, ``TB``, ... for a ``stateDiagram`` that sets none.
-
+    (``core.graph`` reads workflow definitions, which loading the extension does not need.)
     """
-    lines = source.splitlines()
-    if direction and lines and lines[0].startswith("stateDiagram"):
-        if not any(line.strip().startswith("direction ") for line in lines):
-            lines.insert(1, f"    direction {direction}")
-        source = "\n".join(lines)
-    longest = max((len(m) for m in re.findall(r"`+", source)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}mermaid\n{source.rstrip()}\n{fence}\n"
+    from skillnb.core.graph import mermaid_markdown as fenced
+
+    return fenced(source, direction=direction)
 
 
 def render_html(view: View) -> str:

@@ -3,11 +3,13 @@
 Routes, under the server's base URL::
 
     GET  /skillnb/api/run?path=NB         run.describe() of the notebook's run (404: no sidecar)
+    GET  /skillnb/api/identity            {"name", "display_name", "source"}: who a decision
+                                          from this user is recorded as (see identity.py)
     GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null}, for polling
          ...&after=V&wait=S               for a team run: held until it passes V (long poll,
                                           "live": true), at most 25 s; no polling needed
-    POST /skillnb/api/approve             {path, gate, by?, note?}
-    POST /skillnb/api/reject              {path, gate, by?, note?}
+    POST /skillnb/api/approve             {path, gate, by?, note?}; ``by`` only on a server
+    POST /skillnb/api/reject              {path, gate, by?, note?}  that identifies nobody
     POST /skillnb/api/milestone           {path, name}
 
 Every handler uses the server's own authentication and authorization (resource
@@ -19,7 +21,7 @@ and translate; the run does the work.
 from __future__ import annotations
 
 import json
-import re
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -29,6 +31,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 
 from skillnb.errors import ApprovalError, ConflictError, SkillnbError, StoreCorrupted, UnsafePath
+from skillnb.server.identity import Approver, approver
 from skillnb.server.paths import PathRefused
 from skillnb.server.runs import NoRun, RunRegistry
 
@@ -36,7 +39,6 @@ __all__ = ["ROUTES", "setup_handlers"]
 
 _MAX_NAME = 200
 _MAX_NOTE = 10_000
-_ANONYMOUS = re.compile(r"^Anonymous \w+$")
 
 
 class BadRequest(Exception):
@@ -102,13 +104,9 @@ class _RunHandler(APIHandler):
             raise BadRequest("the body must be a JSON object")
         return data
 
-    def user_name(self) -> str | None:
-        """Return the server user's name, or None for an anonymous placeholder identity."""
-        user = self.current_user
-        name = getattr(user, "name", None) or getattr(user, "username", None)
-        if not isinstance(name, str) or not name or _ANONYMOUS.match(name):
-            return None  # the run then uses its own default ($SKILLNB_USER or the OS user)
-        return name
+    def approver(self) -> Approver:
+        """Return who this request's decisions are recorded as (see :mod:`.identity`)."""
+        return approver(self.current_user, os.environ)
 
 
 def _text(data: dict[str, Any], key: str, *, required: bool, limit: int) -> str | None:
@@ -144,6 +142,20 @@ class DescribeHandler(_RunHandler):
         await self.answer(lambda: self.registry.describe(self.query_path()))
 
 
+class IdentityHandler(_RunHandler):
+    """``GET /skillnb/api/identity``: the name a decision of this user is recorded as."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """Answer ``{"name", "display_name", "source"}``."""
+
+        async def work() -> dict[str, Any]:
+            return self.approver().to_json()
+
+        await self.answer(work)
+
+
 class VersionHandler(_RunHandler):
     """``GET /skillnb/api/version?path=``: whether a run exists, and its version."""
 
@@ -175,17 +187,26 @@ class DecisionHandler(_RunHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        """Record the decision; ``by`` defaults to the server's user."""
+        """Record the decision under the server's user (see :mod:`.identity`)."""
 
         async def work() -> dict[str, Any]:
             data = self.body()
             path = _text(data, "path", required=True, limit=4096) or ""
             gate = _text(data, "gate", required=True, limit=_MAX_NAME) or ""
-            by = _text(data, "by", required=False, limit=_MAX_NAME) or self.user_name()
+            by = self._recorded_as(_text(data, "by", required=False, limit=_MAX_NAME))
             note = _text(data, "note", required=False, limit=_MAX_NOTE)
             return await self.registry.decide(path, self.verdict, gate, by, note)
 
         await self.answer(work)
+
+    def _recorded_as(self, asked: str | None) -> str:
+        """The signed-in user; ``asked`` (the body's ``by``) only where nobody is signed in."""
+        who = self.approver()
+        if who.source == "run":
+            return asked or who.name
+        if asked is not None and asked != who.name:
+            raise BadRequest(f"'by' must be the signed-in user ({who.name!r}) or left out")
+        return who.name
 
 
 class MilestoneHandler(_RunHandler):
@@ -208,6 +229,7 @@ class MilestoneHandler(_RunHandler):
 ROUTES: list[tuple[str, type[_RunHandler], dict[str, str]]] = [
     ("skillnb/api/run", DescribeHandler, {}),
     ("skillnb/api/version", VersionHandler, {}),
+    ("skillnb/api/identity", IdentityHandler, {}),
     ("skillnb/api/approve", DecisionHandler, {"verdict": "approve"}),
     ("skillnb/api/reject", DecisionHandler, {"verdict": "reject"}),
     ("skillnb/api/milestone", MilestoneHandler, {}),
