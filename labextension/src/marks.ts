@@ -32,6 +32,22 @@ export function gateStatus(passed: boolean | null, severity: string): Status {
   return severity === 'warn' ? 'warning' : 'blocked';
 }
 
+/**
+ * Classify one gate result in its view like the Python ``result_status``: an approval gate
+ * whose request is pending is ``waiting`` (⏳), not ``blocked``: someone has to decide.
+ */
+export function resultStatus(
+  gate: IGateView,
+  pendingGates: ReadonlySet<string>
+): Status {
+  const status = gateStatus(gate.passed, gate.severity);
+  return status === 'blocked' &&
+    gate.kind === 'approval' &&
+    pendingGates.has(gate.gate)
+    ? 'waiting'
+    : status;
+}
+
 const APPROVE_HINT = /; approve with `[^`]*`(?: or `[^`]*`)?$/;
 
 /**

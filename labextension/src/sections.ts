@@ -3,7 +3,7 @@
  * each function takes data and returns DOM; buttons call the handlers they are given.
  */
 import { clip, h, when } from './dom';
-import { gateReason, gateStatus, mark } from './marks';
+import { gateReason, mark, resultStatus } from './marks';
 import { objectLines } from './values';
 import type {
   IBatchView,
@@ -45,7 +45,7 @@ function gateLine(
   gate: IGateView,
   pendingGates: ReadonlySet<string> = new Set()
 ): HTMLElement {
-  const status = gateStatus(gate.passed, gate.severity);
+  const status = resultStatus(gate, pendingGates);
   const message = gateReason(gate, pendingGates);
   return h('li', { className: `jp-skillnb-gate jp-skillnb-gate-${status}` }, [
     h('span', {

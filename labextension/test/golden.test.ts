@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { gateStatus, mark } from '../src/marks';
+import { gateStatus, mark, resultStatus } from '../src/marks';
 import { parseDescription } from '../src/parse';
 import { nextSection } from '../src/sections';
 import { FakeElement, golden, installFakeDocument } from './fakes';
@@ -36,5 +36,19 @@ describe('the golden run description', () => {
     );
     const signOff = run.next[0].gates[0];
     assert.equal(mark(gateStatus(signOff.passed, signOff.severity)), '✗');
+  });
+
+  it('shows an approval gate whose request is pending as waiting, like Python', () => {
+    installFakeDocument();
+    const run = parseDescription(golden());
+    const pending = new Set(run.pending.map(p => p.gate));
+    const node = nextSection(run.next, pending) as unknown as FakeElement;
+    const marks = node
+      .findAll(el => el.className.includes('jp-skillnb-gate-mark'))
+      .map(el => el.textContent);
+    assert.deepEqual(marks, ['⏳']);
+    const signOff = run.next[0].gates[0];
+    assert.equal(resultStatus(signOff, pending), 'waiting');
+    assert.equal(resultStatus(signOff, new Set()), 'blocked');
   });
 });
