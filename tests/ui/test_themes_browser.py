@@ -155,6 +155,10 @@ def test_views_meet_contrast_in_light_and_dark(
         set_theme(page, theme)
         found[theme] = serious_violations(page)
         screens(page, cells, theme)
+    gate_view = cells.nth(GATE_CELL).locator(VIEW)
+    for name in ("Approve", "Reject"):  # beside the open panel: whole words, never "Appr…"
+        button = gate_view.get_by_role("button", name=name)
+        assert not button.evaluate("b => b.scrollWidth > b.clientWidth"), f"{name} is cut off"
     set_theme(page, "light")  # the next test's page starts in the default theme
     report = "\n".join(f"== {theme}\n{describe(v)}" for theme, v in found.items() if v)
     assert not any(found.values()), report

@@ -39,8 +39,10 @@ def explain(exc: SkillnbError) -> list[str]:
     what = f"'{exc.trigger}'" if exc.trigger else "this cell"
     where = f" in state {exc.state!r}" if exc.state is not None else ""
     lines = [f"✗ GateBlocked: {what} is blocked{where}"]
+    waiting = isinstance(exc, WaitingForApproval)
     for result in exc.report.blocking:
-        lines.append(f"  ✗ {result.gate} ({result.kind}): {result.message}")
+        mark = "⏳" if waiting and result.kind == "approval" else "✗"
+        lines.append(f"  {mark} {result.gate} ({result.kind}): {result.message}")
     for result in exc.report.warnings:
         lines.append(f"  ⚠ {result.gate} ({result.kind}): {result.message}")
     lines.append("The cell body did not run. Fix the gates above, then run this cell again.")
@@ -73,7 +75,7 @@ def travelling(exc: GateBlocked, notebook: Path | None, note: str | None = None)
     if waiting:
         lines[0] = (
             lines[0]
-            .replace("GateBlocked", "WaitingForApproval")
+            .replace("✗ GateBlocked", "⏳ WaitingForApproval")
             .replace("is blocked", "waits for a person's approval")
         )
         lines[-1] = "The cell body did not run. Approve, then run this cell again:"

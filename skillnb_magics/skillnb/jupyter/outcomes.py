@@ -126,7 +126,9 @@ def _blocked_output(
     report: GateReport, trigger: str | None, label: str, *, skipped: bool
 ) -> Output:
     waiting = all(r.kind == "approval" or r.escalated for r in report.blocking)
-    lines = [f"✗ {r.gate} ({r.kind}): {r.message}" for r in report.blocking]
+    lines = [
+        f"{'⏳' if waiting else '✗'} {r.gate} ({r.kind}): {r.message}" for r in report.blocking
+    ]
     lines += [f"⚠ {r.gate} ({r.kind}): {r.message}" for r in report.warnings]
     lines.append(
         "the cell body was skipped (--on-block skip): later cells run"

@@ -261,20 +261,31 @@ class RunView:
 
     def _controls_for(self, p: Mapping[str, Any]) -> PendingControls:
         approval_id, gate = str(p["id"]), str(p["gate"])
+        # Buttons keep their full width (flex 0 0 auto) and the row wraps when narrow: a
+        # flex row would otherwise shrink them to "Appr…"/"Rej…" beside a long request.
         approve = w.Button(
             description="Approve",
             button_style="primary",  # "success" is white on light green: below WCAG AA
             icon="check",
-            layout=w.Layout(width="auto"),
+            layout=w.Layout(width="auto", flex="0 0 auto"),
         )
         reject = w.Button(
-            description="Reject", button_style="danger", icon="times", layout=w.Layout(width="auto")
+            description="Reject",
+            button_style="danger",
+            icon="times",
+            layout=w.Layout(width="auto", flex="0 0 auto"),
         )
-        note = w.Text(placeholder="note (optional)", layout=w.Layout(width="220px"))
-        label = w.HTML()
+        note = w.Text(
+            placeholder="note (optional)",
+            layout=w.Layout(width="220px", flex="0 1 220px", min_width="120px"),
+        )
+        label = w.HTML(layout=w.Layout(flex="1 1 200px"))
         approve.on_click(lambda _b: self.decide(approval_id, approve=True))
         reject.on_click(lambda _b: self.decide(approval_id, approve=False))
-        row = w.HBox([label, note, approve, reject])
+        row = w.HBox(
+            [label, note, approve, reject],
+            layout=w.Layout(flex_flow="row wrap", align_items="center"),
+        )
         row.add_class("skillnb-pending-row")
         return PendingControls(approval_id, gate, label, note, approve, reject, row)
 
