@@ -28,7 +28,16 @@ from pathlib import Path
 from _table import Row, check, format_table
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("store", "store_postgres", "cells", "summary", "engine", "suggest", "langgraph")
+BENCHMARKS = (
+    "store",
+    "store_postgres",
+    "cells",
+    "summary",
+    "replay",
+    "engine",
+    "suggest",
+    "langgraph",
+)
 """In the order they run (``store`` runs without its PostgreSQL section: ``store_postgres``)."""
 
 _KEYS = set(Row.__annotations__)

@@ -28,11 +28,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from _table import Row, format_table
+from _table import row as table_row
 from skillnb.core.records import EventDraft, Fact
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
 
 EVENTS = 100_000
+JSON = "read + json.loads"
 TARGET_MS = 500.0
 BASE = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 CHUNK = 1000
@@ -117,31 +120,32 @@ def _baseline(folder: Path) -> None:
 
 
 def row(
-    figure: str, ms: float, baseline_ms: float | None, target_ms: float | None
-) -> dict[str, Any]:
-    """One result row (the shape every benchmark module returns)."""
-    return {
-        "figure": figure,
-        "ms": round(ms, 2),
-        "baseline_ms": None if baseline_ms is None else round(baseline_ms, 2),
-        "ratio": None if not baseline_ms else round(ms / baseline_ms, 2),
-        "target_ms": target_ms,
-        "met": None if target_ms is None else ms <= target_ms,
-    }
+    figure: str,
+    ms: float,
+    baseline_ms: float | None,
+    target_ms: float | None,
+    *,
+    benchmark: str = "replay",
+    baseline_name: str = "",
+) -> Row:
+    """One result row in milliseconds (the :class:`_table.Row` every benchmark returns)."""
+    return table_row(
+        benchmark,
+        figure,
+        round(ms, 2),
+        "ms",
+        baseline=None if baseline_ms is None else round(baseline_ms, 2),
+        baseline_name=baseline_name if baseline_ms is not None else "",
+        target="" if target_ms is None else f"<= {target_ms:g} ms",
+    )
 
 
-def print_rows(rows: Sequence[dict[str, Any]]) -> None:
-    """Print rows as a table: figure, time, baseline, ratio, target."""
-    print(f"{'figure':<44} {'ms':>9} {'baseline':>9} {'ratio':>6} {'target':>7}")
-    for r in rows:
-        base = "" if r["baseline_ms"] is None else f"{r['baseline_ms']:.1f}"
-        ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        target = "" if r["target_ms"] is None else f"{r['target_ms']:.0f}"
-        met = "" if r["met"] is None else (" ok" if r["met"] else " MISSED")
-        print(f"{r['figure']:<44} {r['ms']:>9.1f} {base:>9} {ratio:>6} {target:>7}{met}")
+def print_rows(rows: Sequence[Row]) -> None:
+    """Print rows as one table: figure, value, baseline, ratio, target, ok."""
+    print(format_table(rows))
 
 
-def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def main(argv: Sequence[str] | None = None) -> list[Row]:
     """Measure replay; return the rows (``benchmarks/all.py`` gathers them)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--events", type=int, default=EVENTS)
@@ -162,8 +166,14 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     target = TARGET_MS * args.events / EVENTS
     return [
         row(f"baseline: read + json.loads {n} lines", baseline, None, None),
-        row(f"store.load, {n} events, no snapshot", load, baseline, None),
-        row(f"replay (open_run), {n} events, no snapshot", opened, baseline, target),
+        row(f"store.load, {n} events, no snapshot", load, baseline, None, baseline_name=JSON),
+        row(
+            f"replay (open_run), {n} events, no snapshot",
+            opened,
+            baseline,
+            target,
+            baseline_name=JSON,
+        ),
     ]
 
 

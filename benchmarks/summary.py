@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from _table import Row
 from replay import print_rows, row, write_journal
 from skillnb.core.records import EventDraft, Fact
 from skillnb.core.summary import render_summary
@@ -119,14 +120,15 @@ def synthetic_view(n_history: int) -> dict[str, Any]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def main(argv: Sequence[str] | None = None) -> list[Row]:
     """Measure the views; return the rows (``benchmarks/all.py`` gathers them)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    rows = []
+    rows: list[Row] = []
+    kw: dict[str, str] = {"benchmark": "summary", "baseline_name": "a 100-item run"}
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         root = Path(tmp)
         write_facts(root / "small-facts", 100)
@@ -141,13 +143,24 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
                 base_summary, base_describe = _figures(run, args.repeat)
             with open_run(state_dir=root / big, memory=False) as run:
                 summary, describe = _figures(run, args.repeat)
-            rows.append(row(f"run.summary(), {n:,} {what}", summary, base_summary, TARGET_MS))
-            rows.append(row(f"run.describe(), {n:,} {what}", describe, base_describe, TARGET_MS))
+            rows.append(row(f"run.summary(), {n:,} {what}", summary, base_summary, TARGET_MS, **kw))
+            rows.append(
+                row(f"run.describe(), {n:,} {what}", describe, base_describe, TARGET_MS, **kw)
+            )
     small = synthetic_view(20)
     big = synthetic_view(args.events)
     base = median_ms(lambda: render_summary(small, max_chars=BUDGET), args.repeat)
     render = median_ms(lambda: render_summary(big, max_chars=BUDGET), args.repeat)
-    rows.append(row(f"render_summary, {args.events:,} history rows", render, base, TARGET_MS))
+    rows.append(
+        row(
+            f"render_summary, {args.events:,} history rows",
+            render,
+            base,
+            TARGET_MS,
+            benchmark="summary",
+            baseline_name="20 rows",
+        )
+    )
     return rows
 
 
