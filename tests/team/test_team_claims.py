@@ -21,6 +21,7 @@ import pytest
 
 import skillnb
 from pg import PgServer, run_name
+from skillnb.store.pg_items import ItemRows
 from skillnb.store.postgres import PostgresStore
 
 pytestmark = pytest.mark.slow
@@ -185,3 +186,27 @@ def test_a_pushed_run_half_through_a_batch_goes_on_with_the_rest_only(
     with skillnb.open_run(store=pg_server.url, name=name, memory=False) as run:
         assert list(run.items("docs", ["a", "b", "c", "d"])) == ["c", "d"]  # rows follow it
         assert run.snapshot.batches["docs"].done == ["a", "b", "c", "d"]
+
+
+def test_offering_a_batch_again_locks_no_row_that_others_take(pg_url: str) -> None:
+    name = run_name("offer")
+    items = [f"t{i:03}" for i in range(20)]
+    with skillnb.open_run(store=pg_url, name=name, memory=False) as run:
+        run.formalize("k", 1)
+    store = PostgresStore(pg_url, name)
+    try:
+        store.item_rows("tickets").offer(items, [])
+        # A second consumer offers the same batch in a transaction that is still open...
+        with psycopg.connect(pg_url) as conn:
+            offering = ItemRows(lambda op: op(conn), name, "tickets")
+            offering.offer(items, ["t000"])
+            # ...and a third takes an item meanwhile: SKIP LOCKED must still find free rows
+            # (an upsert that locks every row it meets made it see none, and stop early).
+            taken = store.item_rows("tickets").take("third", "third", 30.0)
+            assert taken is not None
+            assert taken != "t000"  # being marked done by the open offer: locked, skipped
+            conn.commit()
+        rows = store.item_rows("tickets")
+        assert rows.take("fourth", "fourth", 30.0) not in {None, taken, "t000"}
+    finally:
+        store.close()

@@ -56,15 +56,21 @@ class ItemRows:
             json.dumps(list(items), ensure_ascii=False),
             json.dumps(sorted(set(done)), ensure_ascii=False),
         )
+        # DO NOTHING, not DO UPDATE: an upsert locks every row it meets, and while one
+        # consumer offers the batch the others' SKIP LOCKED takes would find every row
+        # locked, read "nothing free" and stop. Only rows to mark done are locked (by the
+        # UPDATE), usually none.
         self._call(
             lambda c: c.execute(
-                "WITH d AS (SELECT value AS item FROM json_array_elements_text(%s::json)) "
-                "INSERT INTO skillnb_items AS t (run, batch, item, pos, done) "
+                "WITH d AS (SELECT value AS item FROM json_array_elements_text(%s::json)), "
+                "marked AS (UPDATE skillnb_items AS t SET done = true, owner = NULL, "
+                "owner_name = NULL, until = NULL WHERE t.run = %s AND t.batch = %s "
+                "AND NOT t.done AND t.item IN (SELECT item FROM d) RETURNING t.item) "
+                "INSERT INTO skillnb_items (run, batch, item, pos, done) "
                 "SELECT %s, %s, i.value, i.ordinality, i.value IN (SELECT item FROM d) "
                 "FROM json_array_elements_text(%s::json) WITH ORDINALITY AS i "
-                "ON CONFLICT (run, batch, item) DO UPDATE SET done = true, owner = NULL, "
-                "owner_name = NULL, until = NULL WHERE EXCLUDED.done AND NOT t.done",
-                (params[3], params[0], params[1], params[2]),
+                "ON CONFLICT (run, batch, item) DO NOTHING",
+                (params[3], params[0], params[1], params[0], params[1], params[2]),
             )
         )
 
