@@ -299,23 +299,34 @@ def bench_consumers(folder: Path, items: int = 400) -> dict[int, float]:
         state, go = folder / f"consumers{n}", folder / f"go{n}"
         with open_run(state_dir=state, memory=False) as run:
             run.formalize("ready", True)
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-c", CONSUMER, str(state), str(go), str(items)],
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            for _ in range(n)
-        ]
-        while len(list(folder.glob(f"go{n}.ready.*"))) < n:
-            time.sleep(0.01)
-        start = time.time()
-        go.touch()
-        results = [p.communicate()[0].split() for p in procs]
-        done = sum(int(count) for count, _ in results)
-        rates[n] = items / (max(float(end) for _, end in results) - start)
+        done, seconds = race(CONSUMER, [str(state), str(items)], go, n)
         assert done == items, (n, done)
+        rates[n] = items / seconds
     return rates
+
+
+def race(script: str, args: list[str], go: Path, procs: int) -> tuple[int, float]:
+    """Start ``procs`` copies of ``script`` and let them go at once; return (done, seconds).
+
+    Each copy gets ``args[0]``, ``go``, then ``args[1:]``; it touches ``<go>.ready.<pid>``,
+    waits for ``go`` to exist, works, and prints how much it did and when it finished. The
+    time runs from the go signal to the last copy's end.
+    """
+    popen = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, args[0], str(go), *args[1:]],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(procs)
+    ]
+    while len(list(go.parent.glob(f"{go.name}.ready.*"))) < procs:
+        time.sleep(0.01)
+    start = time.time()
+    go.touch()
+    results = [p.communicate()[0].split() for p in popen]
+    done = sum(int(count) for count, _ in results)
+    return done, max(float(end) for _, end in results) - start
 
 
 WRITER = r"""
@@ -341,21 +352,9 @@ def bench_writers(folder: Path, procs: int, group: bool, writes: int = 400) -> f
     with open_run(store=SidecarStore(state, group_commit=group), memory=False) as run:
         run.formalize("ready", True)
     each = writes // procs
-    popen = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(state), str(go), str(each), mode],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(procs)
-    ]
-    while len(list(folder.glob(f"go-{mode}-{procs}.ready.*"))) < procs:
-        time.sleep(0.01)
-    start = time.time()
-    go.touch()
-    results = [p.communicate()[0].split() for p in popen]
-    assert sum(int(count) for count, _ in results) == each * procs
-    return each * procs / (max(float(end) for _, end in results) - start)
+    done, seconds = race(WRITER, [str(state), str(each), mode], go, procs)
+    assert done == each * procs, (procs, done)
+    return done / seconds
 
 
 def bench_group_commit(folder: Path) -> tuple[dict[tuple[int, bool], float], Point]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from skillnb.core.records import FACT_KINDS, Event, Fact, RunState
 
-__all__ = ["FactOrder", "ViewIndex", "fact_row", "fact_time", "view_index"]
+__all__ = ["FactOrder", "ViewIndex", "fact_row", "fact_time", "iso", "view_index"]
 
 FactOrder = tuple[float, str]
 """A fact's place in the newest-first order: (minus its time in seconds, its key)."""
@@ -42,7 +42,8 @@ def fact_time(at: datetime | None) -> float:
     return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()
 
 
-def _iso(value: datetime | None) -> str | None:
+def iso(value: datetime | None) -> str | None:
+    """``value.isoformat()``, or ``None`` for no time (the view's form of a time)."""
     return value.isoformat() if value is not None else None
 
 
@@ -54,7 +55,7 @@ def fact_row(fact: Fact) -> dict[str, Any]:
         "version": fact.version,
         "preview": fact.preview,
         "cell_id": fact.cell_id,
-        "at": _iso(fact.at),
+        "at": iso(fact.at),
         "restorable": fact.restorable,
     }
 

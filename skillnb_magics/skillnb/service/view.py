@@ -35,7 +35,7 @@ from skillnb.core.claims import step_claim_key
 from skillnb.core.graph import to_mermaid
 from skillnb.core.records import Event, GateReport, GateResult, RunState
 from skillnb.core.state import describe_event
-from skillnb.core.viewindex import view_index
+from skillnb.core.viewindex import iso, view_index
 from skillnb.service.approvals import Approvals
 from skillnb.service.gates import Gates
 from skillnb.service.owner import is_uncertain
@@ -48,10 +48,6 @@ _HISTORY = 20
 _HISTORY_SCAN = 200  # recent events folded into at most _HISTORY rows
 _FOLD_MIN = 3  # shorter runs of similar events stay one row each
 _REMAINING = 20
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 def _result(r: GateResult) -> dict[str, Any]:
@@ -146,11 +142,11 @@ def _history_row(run: list[tuple[Event, str]]) -> dict[str, Any]:
     return {
         "seq": first.seq,
         "type": first.type,
-        "at": _iso(first.at),
+        "at": iso(first.at),
         "summary": text,
         "count": len(run),
         "last_seq": last.seq,
-        "last_at": _iso(last.at),
+        "last_at": iso(last.at),
     }
 
 
@@ -224,7 +220,7 @@ def describe(
         "workflow": state.workflow,
         "state": state.state,
         "version": state.version,
-        "updated_at": _iso(state.updated_at),
+        "updated_at": iso(state.updated_at),
         "states": list(workflow.states) if workflow else [],
         "visited": list(state.visited),
         "next": next_,
@@ -238,7 +234,7 @@ def describe(
                 "message": a.message,
                 "state": a.state,
                 "requested_seq": a.requested_seq,
-                "requested_at": _iso(a.requested_at),
+                "requested_at": iso(a.requested_at),
             }
             for a in Approvals(journal).pending()
         ],
@@ -254,7 +250,7 @@ def describe(
         ],
         "key_ids": dict(state.key_ids),
         "milestones": [
-            {"name": m.name, "seq": m.seq, "state": m.state, "at": _iso(m.at)}
+            {"name": m.name, "seq": m.seq, "state": m.state, "at": iso(m.at)}
             for m in state.milestones
         ],
         "last_report": None
@@ -278,7 +274,7 @@ def describe(
                 "reason": f.reason,
                 "text": f.text,
                 "opened_seq": f.opened_seq,
-                "opened_at": _iso(f.opened_at),
+                "opened_at": iso(f.opened_at),
             }
             for f in open_follow_ups(state)
         ],
@@ -302,7 +298,7 @@ def graph_threads(state: RunState) -> list[dict[str, Any]]:
             "next": list(t.next),
             "interrupts": [{"id": i.id, "node": i.node, "value": i.value} for i in t.interrupts],
             "checkpoints": t.checkpoints,
-            "updated_at": _iso(t.updated_at),
+            "updated_at": iso(t.updated_at),
         }
         for t in sorted(state.graph_threads.values(), key=lambda t: t.thread_id)
     ]
