@@ -113,10 +113,18 @@ def test_views_of_a_team_run_share_one_feed_woken_by_notify(pg_server: PgServer)
 
 
 def _listed(url: str, name: str) -> int:
+    """How many sessions hold the run's listen key (shared), as appends see it."""
     import psycopg
 
+    from skillnb.store.pg_schema import LISTEN_CLASS
+
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT count(*) FROM skillnb_listeners WHERE run = %s", (name,))
+        row = conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND mode = 'ShareLock' AND classid = %s::bigint::oid "
+            "AND objid = (hashtext(%s)::bigint & 4294967295)::oid AND objsubid = 2",
+            (LISTEN_CLASS, name),
+        )
         return int(row.fetchone()[0])  # type: ignore[index]
 
 

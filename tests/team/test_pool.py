@@ -11,6 +11,7 @@ from pg import PgServer, fresh_database, run_name
 from skillnb.run import open_run
 from skillnb.store.choose import open_store
 from skillnb.store.pg_pool import MAX_SIZE, close_pools
+from skillnb.store.pg_schema import LOCK_CLASS
 
 
 @pytest.fixture
@@ -31,7 +32,11 @@ def _backends(url: str) -> int:
 
 def _advisory_locks(url: str) -> int:
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone()
+        # Run locks only: a listener elsewhere on the server holds its listen key meanwhile.
+        row = conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::oid",
+            (LOCK_CLASS,),
+        ).fetchone()
     return int(row[0]) if row else -1
 
 

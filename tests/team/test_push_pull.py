@@ -148,14 +148,14 @@ def test_db_upgrade_creates_then_finds_the_schema_and_refuses_a_newer_one(
     url = fresh_database(pg_server)
     code, out, _ = _cli(capsys, "db", "upgrade", url)
     assert code == 0
-    assert "upgraded from version 0 to 2" in out
+    assert "upgraded from version 0 to 3" in out
     code, out, _ = _cli(capsys, "db", "upgrade", url)
-    assert "already at version 2" in out
+    assert "already at version 3" in out
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE skillnb_schema SET version = 7")
     code, _, err = _cli(capsys, "db", "upgrade", url)
     assert code == 1
-    assert "schema is at version 7, newer than this skillnb knows (up to 2)" in err
+    assert "schema is at version 7, newer than this skillnb knows (up to 3)" in err
     code, _, err = _cli(capsys, "status", "any", "--store", url)
     assert code == 1
     assert "newer than this skillnb knows" in err

@@ -6,23 +6,24 @@ of its own that listens on that channel, so waiting costs nothing on the server 
 once: no polling. It reads the run's head on that same connection, so a store's main
 connection can be busy (or held under the run's lock) meanwhile.
 
-Appends notify only runs listed in ``skillnb_listeners`` (a notifying commit waits for every
-other one on the server, so writers nobody watches skip it). A listener lists itself, then
-waits for the run's in-flight append, if any, to end before it reads the head: every later
-append sees the listing and notifies. Rows of listeners that went away are harmless (a
-notification nobody hears) and are cleared by the next listener to list itself.
+Appends notify only runs someone listens to (a notifying commit waits for every other one on
+the server, so writers nobody watches skip it). A listener holds the run's listen key
+(:data:`~skillnb.store.pg_schema.LISTEN_CLASS`, ``hashtext(run)``) as a shared session lock;
+an append tries it exclusively and notifies when it cannot have it. Taking the shared lock
+waits for an append that holds the key (it found nobody listening) to commit, so the head
+read afterwards includes it, and every later append finds the listener. The server drops the
+lock with the session: a listener that went away leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from contextlib import suppress
 
 import psycopg
 
 from skillnb.errors import StoreUnavailable
-from skillnb.store.pg_schema import CHANNEL, LOCK_CLASS
+from skillnb.store.pg_schema import CHANNEL, LISTEN_CLASS
 from skillnb.store.pg_session import Conn, PgSession, Retry
 
 __all__ = ["ChangeListener"]
@@ -70,31 +71,18 @@ class ChangeListener:
             return head
 
     def close(self) -> None:
-        """Stop listening (unlisted) and close the connection."""
+        """Stop listening and close the connection (the server drops the listen key with it)."""
         with self._mutex:
-            conn, self._conn = self._conn, None
-            if conn is not None and not conn.closed and not conn.broken:
-                with suppress(psycopg.Error):  # a row left behind only costs a notification
-                    conn.execute("DELETE FROM skillnb_listeners WHERE pid = pg_backend_pid()")
+            self._conn = None
             self._session.close()
 
     def _list_myself(self, conn: Conn) -> None:
         """Ask appends to this run to notify, and let the one in flight (if any) end."""
-        conn.execute(
-            "DELETE FROM skillnb_listeners AS l WHERE NOT EXISTS "
-            "(SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = l.pid)"
-        )
-        conn.execute(
-            "INSERT INTO skillnb_listeners (run, pid) VALUES (%s, pg_backend_pid()) "
-            "ON CONFLICT DO NOTHING",
-            (self._name,),
-        )
-        # An append holds this lock from before it looks for listeners until it commits.
-        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS, self._name))
+        conn.execute("SELECT pg_advisory_lock_shared(%s, hashtext(%s))", (LISTEN_CLASS, self._name))
 
     def _head(self, conn: Conn) -> int:
         row = conn.execute(
-            "SELECT version FROM skillnb_runs WHERE name = %s", (self._name,)
+            "SELECT coalesce(max(seq), 0) FROM skillnb_events WHERE run = %s", (self._name,)
         ).fetchone()
         return int(row[0]) if row else 0
 

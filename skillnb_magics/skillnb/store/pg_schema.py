@@ -5,31 +5,34 @@ Tables (all prefixed ``skillnb_``):
 ``skillnb_schema``
     one row: the schema version this database is at.
 ``skillnb_runs``
-    one row per run name: its latest committed ``version`` (the compare-and-swap target).
+    one row per run name, written by the run's first append (version 3: the run's head is the
+    last ``seq`` of its events, not a column every append would have to update).
 ``skillnb_events``
     the append-only journal of every run, keyed by ``(run, seq)``. ``line`` is the event's
     exact journal text (what readers decode, so a run moves between a sidecar and a database
     byte for byte); ``data`` is the same payload as JSONB, for queries and reports (``NULL``
-    only for the rare payload JSONB cannot hold, a string with a NUL character).
+    only for the rare payload JSONB cannot hold, a string with a NUL character). The primary
+    key is the compare-and-swap: an append inserts ``seq = expected + 1 ...`` only when event
+    ``expected`` is there, and a ``seq`` taken by another writer refuses it.
 ``skillnb_snapshots``
     the compacted state of a run at a version (``body`` exact, ``state`` JSONB).
 ``skillnb_blobs``
     content-addressed large values, shared by all runs: ``ref`` is ``sha256:<hex>``.
-``skillnb_listeners`` (version 2, unlogged)
-    who listens for which run's changes (backend pid). An append notifies only when someone
-    listens: a ``NOTIFY`` serialises every notifying commit of the server through its disk
-    flush, which writers that nobody watches need not pay.
 ``skillnb_items`` (version 2)
     the items of every batch with who holds each and until when: consumers on any machine
     take the next free item with ``SELECT ... FOR UPDATE SKIP LOCKED`` (``skillnb_take_item``),
     so they never wait for each other to pick one. ``done`` follows the journal: the append
     that records ``batch.item_done`` sets it in the same transaction.
 
-``skillnb_append(...)`` commits one append in one statement: it takes the run's
-transaction-scoped advisory lock, compares the run's version with the expected one, inserts
-the events (given as one JSON array of journal lines, each kept as its exact text), moves the
-version and sends ``NOTIFY skillnb_changes`` with the run name. One statement is one
-transaction, so a failure leaves nothing half-written.
+Appends are single statements the client sends (:mod:`skillnb.store.pg_append`), one
+transaction each: they take the run's transaction-scoped advisory lock
+(:data:`LOCK_CLASS`, ``hashtext(run)``), insert the events and, when someone listens to the
+run, ``NOTIFY skillnb_changes`` with the run name. Listeners hold a shared session lock on
+(:data:`LISTEN_CLASS`, ``hashtext(run)``); an append that cannot take it exclusively knows
+someone listens (a notifying commit waits for every other one on the server, which writers
+nobody watches need not pay). Versions 1 and 2 did this in a PL/pgSQL function,
+``skillnb_append``, that also moved a version column of ``skillnb_runs`` and looked listeners
+up in a table; version 3 drops the three, and the foreign key from events to runs.
 
 :func:`upgrade` creates or migrates the schema (``skillnb db upgrade URL``); :func:`check`
 refuses a database whose schema is newer than this skillnb knows, and one that is older with
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHANNEL",
+    "LISTEN_CLASS",
     "LOCK_CLASS",
     "SCHEMA_VERSION",
     "NewerSchemaError",
@@ -55,11 +59,14 @@ __all__ = [
     "upgrade",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema version this skillnb writes and reads."""
 
 LOCK_CLASS = 0x536B4E62  # "SkNb": the first key of every advisory lock skillnb takes
 """The first half of skillnb's advisory-lock keys; the second is ``hashtext(run name)``."""
+
+LISTEN_CLASS = LOCK_CLASS + 1
+"""The first half of the keys listeners hold shared (the second is ``hashtext(run name)``)."""
 
 CHANNEL = "skillnb_changes"
 """The NOTIFY channel; the payload is the name of the run that changed."""
@@ -219,7 +226,16 @@ $fn$;
 """
 # The functions spell LOCK_CLASS and CHANNEL out; tests check that they agree.
 
-MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2}
+_V3 = """
+DROP FUNCTION skillnb_append(text, bigint, text);
+DROP TABLE skillnb_listeners;
+ALTER TABLE skillnb_events DROP CONSTRAINT skillnb_events_run_fkey;
+ALTER TABLE skillnb_runs DROP COLUMN version, DROP COLUMN updated_at;
+"""
+# Appends no longer update a row of skillnb_runs (nor lock it, as the foreign key check of
+# every inserted event did): the head is max(seq), read through the primary key.
+
+MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3}
 """SQL that takes the schema from version ``n`` (the key) to ``n + 1``; 0 is an empty database."""
 
 

@@ -4,15 +4,16 @@
 database (schema in :mod:`skillnb.store.pg_schema`). Several machines, kernels, schedulers
 and CLI commands may open the same run name: each store object has its own connection.
 
-* **Append** is one call of ``skillnb_append``: one statement, so one transaction; it takes
-  the run's transaction-scoped advisory lock, compares versions (``ConflictError`` on a
-  mismatch, nothing written), inserts the events under ``(run, seq)``, moves the run's version
-  and notifies ``skillnb_changes``. It returns once the commit is durable (the server's
-  ``fsync`` and ``synchronous_commit`` settings apply).
+* **Append** is one statement (:mod:`skillnb.store.pg_append`), so one transaction: it takes
+  the run's transaction-scoped advisory lock, inserts the events under ``(run, seq)`` when
+  event ``expected`` is the last (``ConflictError`` otherwise, nothing written) and notifies
+  ``skillnb_changes`` when someone listens. It returns once the commit is durable (the
+  server's ``fsync`` and ``synchronous_commit`` settings apply).
 * **Lock** is a session-level advisory lock keyed by the run name, re-entrant for this object
   (and for its threads, through a mutex held meanwhile). An append inside it takes the same
   key again, which a session that holds it always gets.
-* **Reads** (``head``, ``read_since``) are one indexed query each. Compaction only stores a
+* **Reads** (``head``, ``read_since``) are one indexed query each; the head is the run's
+  last ``seq``. Compaction only stores a
   snapshot: events are never deleted, so :meth:`read_since` never returns ``None``.
 * **Live updates**: :meth:`wait_for_change` blocks on ``LISTEN skillnb_changes`` until the run
   moves past a version, with no polling.
@@ -33,6 +34,7 @@ from skillnb.core.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
 from skillnb.store.journal import event_text
+from skillnb.store.pg_append import Refused, run_append
 from skillnb.store.pg_items import ItemRows
 from skillnb.store.pg_listen import ChangeListener
 from skillnb.store.pg_rows import decode_event, decode_snapshot
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
-_APPEND = "SELECT ok, head, missed FROM skillnb_append(%s, %s, %s)"
+_HEAD = "SELECT coalesce(max(seq), 0) FROM skillnb_events WHERE run = %s"
 _HISTORY_PAGE = 2000
 
 
@@ -104,10 +106,9 @@ class PostgresStore(Closing):
     def exists(self) -> bool:
         """Tell whether the run has an event or a snapshot."""
         row = self._one(
-            "SELECT r.version > 0 OR EXISTS "
-            "(SELECT 1 FROM skillnb_snapshots s WHERE s.run = r.name) "
-            "FROM skillnb_runs r WHERE r.name = %s",
-            (self.name,),
+            "SELECT EXISTS (SELECT 1 FROM skillnb_events WHERE run = %s) "
+            "OR EXISTS (SELECT 1 FROM skillnb_snapshots WHERE run = %s)",
+            (self.name, self.name),
         )
         return bool(row and row[0])
 
@@ -164,7 +165,7 @@ class PostgresStore(Closing):
         """
         with conn.pipeline():
             conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (LOCK_CLASS, self.name))
-            cur = conn.execute("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
+            cur = conn.execute(_HEAD, (self.name,))
         row = cur.fetchone()
         self._locked_head = self._known = int(row[0]) if row else 0
         return conn
@@ -188,7 +189,7 @@ class PostgresStore(Closing):
                 return self._locked_head
             if self._speculating and self._known is not None:
                 return self._known
-            row = self._one("SELECT version FROM skillnb_runs WHERE name = %s", (self.name,))
+            row = self._one(_HEAD, (self.name,))
             self._known = int(row[0]) if row else 0
             return self._known
 
@@ -262,21 +263,15 @@ class PostgresStore(Closing):
         ]
         # The journal's own encoding: same JSON and size checks, same text as a sidecar line.
         lines = [event_text(e).decode("utf-8") for e in events]
-        # One text parameter, a JSON array of the lines: the server keeps each line's text
-        # as it is (json, not jsonb), and one string costs the driver far less than arrays.
-        params = (self.name, expected_version, "[" + ",".join(lines) + "]")
 
         def write(conn: Conn) -> int:
-            row = conn.execute(_APPEND, params).fetchone()
-            if row is None:  # pragma: no cover - the function always returns a row
-                raise StoreCorrupted(self.location, "skillnb_append returned nothing")
-            ok, head = bool(row[0]), int(row[1])
-            self._known = head
-            if not ok:
-                if row[2]:  # the events it missed, so that catching up asks nothing more
-                    self._missed = (expected_version, [str(line) for line in row[2]])
-                raise ConflictError(expected_version, head)
-            return head
+            try:
+                return run_append(conn, self.name, expected_version, events, lines)
+            except Refused as refused:
+                self._known = refused.actual
+                if refused.missed:  # the events it missed, so that catching up asks no more
+                    self._missed = (expected_version, refused.missed)
+                raise ConflictError(expected_version, refused.actual) from None
 
         def recover(conn: Conn) -> int | None:
             found = conn.execute(
@@ -309,14 +304,14 @@ class PostgresStore(Closing):
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS, self.name)
                 )
-                row = conn.execute(
-                    "SELECT version FROM skillnb_runs WHERE name = %s FOR UPDATE", (self.name,)
-                ).fetchone()
+                row = conn.execute(_HEAD, (self.name,)).fetchone()
                 head = int(row[0]) if row else 0
                 if state.version != head:
                     raise ConflictError(state.version, head)
-                if row is None:
-                    conn.execute("INSERT INTO skillnb_runs (name) VALUES (%s)", (self.name,))
+                conn.execute(
+                    "INSERT INTO skillnb_runs (name) VALUES (%s) ON CONFLICT DO NOTHING",
+                    (self.name,),
+                )
                 conn.execute(
                     "INSERT INTO skillnb_snapshots (run, version, state, body) "
                     "VALUES (%s, %s, CASE WHEN %s THEN %s::jsonb END, %s) "
