@@ -14,12 +14,12 @@ one transaction: nothing is half-written. It
    writer took refuses the append, whatever the statement's snapshot saw.
 
 The common case, one event after the first, sends its fields apart (the payload's JSON is cut
-out of the journal line, so the server parses it once, into JSONB) and learns the outcome
-from the inserted row count. Anything else (several events, the run's first append, which
-also records the run's name, a ``batch.item_done``, which also marks the item done) sends
-the lines as one JSON array. Only a refused append costs a second statement: the head and,
-when it is at most :data:`MISSED_MAX` ahead, the lines the writer missed, so that catching up
-asks nothing more.
+out of the journal line, so the server parses it once, into JSONB). Anything else (several
+events, the run's first append, which also records the run's name, a ``batch.item_done``,
+which also marks the item done) sends the lines as one JSON array. Either statement returns
+no row when it wrote, and one when it was refused: the head and, when it is at most
+:data:`MISSED_MAX` ahead, the lines the writer missed, so that catching up asks nothing more
+(``skillnb_refused``, see :mod:`skillnb.store.pg_schema`).
 """
 
 from __future__ import annotations
@@ -59,42 +59,51 @@ _AFTER_HEAD = (
     "(%(after)s = 0 OR EXISTS (SELECT 1 FROM skillnb_events AS v "
     "WHERE v.run = %(run)s AND v.seq = %(after)s))"
 )
+_COLUMNS = "INSERT INTO skillnb_events (run, seq, type, at, data, line) "
+# Nothing is returned when the events were written; a refusal returns the head and the lines
+# missed, read by a volatile function: it sees what committed after this statement began
+# (the writer whose event took the number, whom the lock made this one wait for).
+_REFUSED = (
+    " SELECT m.head, m.missed FROM skillnb_refused(%(run)s, %(after)s, "  # noqa: S608
+    f"{MISSED_MAX}) AS m WHERE NOT EXISTS (SELECT 1 FROM first)"
+)
 ONE = (
-    f"{_LOCKED} INSERT INTO skillnb_events (run, seq, type, at, data, line) "  # noqa: S608
+    f"{_LOCKED}, first AS ({_COLUMNS}"  # noqa: S608
     "SELECT %(run)s, %(after)s + 1, %(type)s, %(at)s, %(data)s::jsonb, %(line)s FROM k "
-    f"WHERE {_AFTER_HEAD} ON CONFLICT (run, seq) DO NOTHING"
+    f"WHERE {_AFTER_HEAD} ON CONFLICT (run, seq) DO NOTHING RETURNING seq){_REFUSED}"
 ).encode()
-"""One event after the run's first: the row count says whether it was written."""
+"""One event after the run's first, its fields apart."""
 
-MANY = (
-    f"{_LOCKED}, r AS (INSERT INTO skillnb_runs (name) SELECT %(run)s FROM k "  # noqa: S608
-    "WHERE %(after)s = 0 ON CONFLICT (name) DO NOTHING), "
-    "ins AS (INSERT INTO skillnb_events (run, seq, type, at, data, line) "
+_ROW = (
     "SELECT %(run)s, %(after)s + u.i, u.type, u.at::timestamptz, "
     f"CASE WHEN strpos(u.e::text, '{_NUL}') = 0 THEN (u.e -> 'data')::jsonb END, u.e::text "
-    "FROM k, ROWS FROM (json_array_elements(%(events)s::json), "
-    "json_array_elements_text(%(types)s::json), json_array_elements_text(%(ats)s::json)) "
-    "WITH ORDINALITY AS u (e, type, at, i) "
-    f"WHERE {_AFTER_HEAD} RETURNING type, data), "
+)
+MANY = (
+    f"{_LOCKED}, u AS MATERIALIZED (SELECT * FROM ROWS FROM ("  # noqa: S608
+    "json_array_elements(%(events)s::json), json_array_elements_text(%(types)s::json), "
+    "json_array_elements_text(%(ats)s::json)) WITH ORDINALITY AS u (e, type, at, i)), "
+    f"first AS ({_COLUMNS}{_ROW}FROM k, u WHERE u.i = 1 AND {_AFTER_HEAD} "
+    "ON CONFLICT (run, seq) DO NOTHING RETURNING type, data), "
+    f"rest AS ({_COLUMNS}{_ROW}FROM u WHERE u.i > 1 AND EXISTS (SELECT 1 FROM first) "
+    "RETURNING type, data), "
+    "r AS (INSERT INTO skillnb_runs (name) SELECT %(run)s FROM first "
+    "WHERE %(after)s = 0 ON CONFLICT (name) DO NOTHING), "
     "done AS (UPDATE skillnb_items AS t SET done = true, owner = NULL, owner_name = NULL, "
-    f"until = NULL FROM ins WHERE ins.type = '{ITEM_DONE}' AND t.run = %(run)s "
-    "AND t.batch = ins.data ->> 'batch' AND t.item = ins.data ->> 'item') "
-    "SELECT count(*) FROM ins"
+    "until = NULL FROM (SELECT * FROM first UNION ALL SELECT * FROM rest) AS d "
+    f"WHERE d.type = '{ITEM_DONE}' AND t.run = %(run)s "
+    f"AND t.batch = d.data ->> 'batch' AND t.item = d.data ->> 'item'){_REFUSED}"
 ).encode()
 """Any append: several events, the run's first (it records the name), an item's completion.
 
 The lines go as one JSON array, kept as text (``json``, not ``jsonb``); types and times go
 apart, since extracting a field from a ``json`` object decodes all of it, and a payload with
-a NUL character (which only the line can hold) would refuse that.
+a NUL character (which only the line can hold) would refuse that. The first event goes in
+on its own: when its number is taken the others are not tried, so that a writer a few events
+behind never writes the tail of its append after someone else's events.
 """
 
-HEAD = (
-    b"SELECT h.head, CASE WHEN h.head > %(after)s AND h.head - %(after)s <= %(most)s THEN "
-    b"ARRAY(SELECT line FROM skillnb_events WHERE run = %(run)s AND seq > %(after)s "
-    b"AND seq <= h.head ORDER BY seq) END "
-    b"FROM (SELECT coalesce(max(seq), 0) AS head FROM skillnb_events WHERE run = %(run)s) AS h"
-)
-"""After a refusal: the head, and the lines after ``after`` when there are few."""
+HEAD = b"SELECT head, missed FROM skillnb_refused(%(run)s, %(after)s, %(most)s)"
+"""The head, and the lines after ``after`` when they are at most ``most``."""
 
 
 class Refused(ConflictError):
@@ -148,26 +157,26 @@ def run_append(
         Refused: the run's head is not ``expected`` (nothing was written).
 
     """
-    written = 0
     if events:
         sql, params = append_statement(name, expected, events, lines)
         try:
-            cur = conn.execute(sql, params, prepare=True)
-        except pgerrors.UniqueViolation:
-            pass  # another writer took one of the numbers: refused, nothing written
-        else:
-            written = cur.rowcount if sql is ONE else _count(cur.fetchone())
-    if written == len(events) and events:
-        return expected + written
-    row = conn.execute(
-        HEAD, {"run": name, "after": Int8(expected), "most": MISSED_MAX}, prepare=True
-    ).fetchone()
+            row = conn.execute(sql, params, prepare=True).fetchone()
+        except pgerrors.UniqueViolation:  # a later event's number was taken: none written
+            row = _head(conn, name, expected)
+        if row is None:
+            return expected + len(events)
+    else:
+        row = _head(conn, name, expected)
+        if row is not None and int(row[0]) == expected:
+            return expected
     head = int(row[0]) if row else 0
-    if not events and head == expected:
-        return head
     missed = [str(line) for line in row[1]] if row and row[1] is not None else None
     raise Refused(expected, head, missed)
 
 
-def _count(row: tuple[Any, ...] | None) -> int:
-    return int(row[0]) if row else 0
+def _head(
+    conn: psycopg.Connection[tuple[Any, ...]], name: str, after: int
+) -> tuple[Any, ...] | None:
+    return conn.execute(
+        HEAD, {"run": name, "after": Int8(after), "most": MISSED_MAX}, prepare=True
+    ).fetchone()

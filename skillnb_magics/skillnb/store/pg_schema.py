@@ -30,7 +30,10 @@ transaction each: they take the run's transaction-scoped advisory lock
 run, ``NOTIFY skillnb_changes`` with the run name. Listeners hold a shared session lock on
 (:data:`LISTEN_CLASS`, ``hashtext(run)``); an append that cannot take it exclusively knows
 someone listens (a notifying commit waits for every other one on the server, which writers
-nobody watches need not pay). Versions 1 and 2 did this in a PL/pgSQL function,
+nobody watches need not pay). ``skillnb_refused(run, after, most)`` tells a refused append
+the head and the lines after ``after`` when they are at most ``most``; being volatile, it
+reads with a snapshot of its own, which sees the writer that took the number (the append's
+statement began before that writer committed). Versions 1 and 2 did this in a PL/pgSQL function,
 ``skillnb_append``, that also moved a version column of ``skillnb_runs`` and looked listeners
 up in a table; version 3 drops the three, and the foreign key from events to runs.
 
@@ -231,6 +234,16 @@ DROP FUNCTION skillnb_append(text, bigint, text);
 DROP TABLE skillnb_listeners;
 ALTER TABLE skillnb_events DROP CONSTRAINT skillnb_events_run_fkey;
 ALTER TABLE skillnb_runs DROP COLUMN version, DROP COLUMN updated_at;
+CREATE FUNCTION skillnb_refused(
+    p_run text, p_after bigint, p_most integer, OUT head bigint, OUT missed text[]
+) LANGUAGE sql VOLATILE AS $fn$
+    SELECT h.head, CASE WHEN h.head > p_after AND h.head - p_after <= p_most THEN
+        ARRAY(SELECT v.line FROM skillnb_events AS v
+              WHERE v.run = p_run AND v.seq > p_after AND v.seq <= h.head ORDER BY v.seq)
+    END
+    FROM (SELECT coalesce(max(e.seq), 0) AS head FROM skillnb_events AS e
+          WHERE e.run = p_run) AS h
+$fn$;
 """
 # Appends no longer update a row of skillnb_runs (nor lock it, as the foreign key check of
 # every inserted event did): the head is max(seq), read through the primary key.
