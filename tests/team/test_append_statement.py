@@ -19,7 +19,7 @@ from pg import PgServer, run_name
 from skillnb.core.records import Event, EventDraft, JsonValue
 from skillnb.errors import ConflictError
 from skillnb.store.journal import event_text
-from skillnb.store.pg_append import MANY, ONE, append_statement
+from skillnb.store.pg_append import one_params, takes_one
 from skillnb.store.postgres import PostgresStore
 
 
@@ -69,12 +69,27 @@ def test_one_event_after_the_first_takes_the_short_statement() -> None:
     draft = _draft("fact.formalized", fact={"key": "k"})
     event = Event(seq=5, type=draft.type, at=draft.at, data=draft.data)
     line = event_text(event).decode()
-    sql, params = append_statement("r", 4, [event], [line])
-    assert sql is ONE
-    assert params["data"] == '{"fact":{"key":"k"}}'  # cut out of the line, as it is there
-    assert append_statement("r", 0, [event], [line])[0] is MANY  # the run's first append
+    assert takes_one(4, [event])
+    params = one_params("r", 4, event, line)
+    assert params[4] == b'{"fact":{"key":"k"}}'  # cut out of the line, as it is there
+    assert params[5] == line.encode()
+    nul = Event(seq=5, type="note", at=draft.at, data={"text": "\u0000"})
+    assert one_params("r", 4, nul, event_text(nul).decode())[4] is None  # the line alone
+    assert not takes_one(0, [event])  # the run's first append also records its name
+    assert not takes_one(4, [event, event])
     done = Event(seq=5, type="batch.item_done", at=draft.at, data={"batch": "b", "item": "i"})
-    assert append_statement("r", 4, [done], [event_text(done).decode()])[0] is MANY
+    assert not takes_one(4, [done])  # it also marks the item done
+
+
+def test_a_statement_the_server_forgot_is_prepared_again(pg_server: PgServer) -> None:
+    name = run_name("forgot")
+    store = PostgresStore(pg_server.url, name)
+    store.append([_draft()], expected_version=0)
+    store.append([_draft()], expected_version=1)  # prepared on this connection now
+    store._call(lambda conn: conn.execute("DEALLOCATE ALL"))
+    store.append([_draft()], expected_version=2)
+    assert [seq for seq, *_ in _rows(pg_server.url, name)] == [1, 2, 3]
+    store.close()
 
 
 @pytest.mark.parametrize("events", [1, 2])

@@ -18,21 +18,35 @@ import pytest
 from pg import PgServer, run_name
 from skillnb.errors import ConflictError
 from skillnb.run import Run, open_run
+from skillnb.store import pg_append
+from skillnb.store.pg_wire import Prepared
 
 
 @contextmanager
 def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Record the text of every statement the connections of this process execute."""
+    """Record the text of every statement the connections of this process execute.
+
+    The one-event append goes to libpq directly (``pg_wire``): it is recorded there. Its
+    ``PREPARE``, sent once per connection, is not.
+    """
     sent: list[str] = []
     original = psycopg.Connection.execute
 
     def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         text = query.decode() if isinstance(query, bytes) else str(query)
-        sent.append(" ".join(text.split()))
+        if not text.startswith("PREPARE skillnb_"):  # once per connection, not per write
+            sent.append(" ".join(text.split()))
         return original(self, query, *args, **kwargs)
+
+    prepared = pg_append.execute_prepared
+
+    def execute_prepared(conn: Any, statement: Prepared, params: Any) -> Any:
+        sent.append(" ".join(statement.sql.split()))
+        return prepared(conn, statement, params)
 
     with monkeypatch.context() as patch:
         patch.setattr(psycopg.Connection, "execute", execute)
+        patch.setattr(pg_append, "execute_prepared", execute_prepared)
         yield sent
 
 

@@ -35,8 +35,18 @@ from psycopg.types.numeric import Int8
 from skillnb.core.records import Event
 from skillnb.errors import ConflictError
 from skillnb.store.pg_schema import CHANNEL, LISTEN_CLASS, LOCK_CLASS
+from skillnb.store.pg_wire import Prepared, execute_prepared
 
-__all__ = ["MISSED_MAX", "Refused", "append_statement", "run_append"]
+__all__ = [
+    "MANY",
+    "MISSED_MAX",
+    "ONE",
+    "Refused",
+    "many_params",
+    "one_params",
+    "run_append",
+    "takes_one",
+]
 
 MISSED_MAX = 100
 """A refused append brings back the events it missed when they are at most this many."""
@@ -67,12 +77,18 @@ _REFUSED = (
     " SELECT m.head, m.missed FROM skillnb_refused(%(run)s, %(after)s, "  # noqa: S608
     f"{MISSED_MAX}) AS m WHERE NOT EXISTS (SELECT 1 FROM first)"
 )
-ONE = (
+_ONE_PARAMS = ("run", "after", "type", "at", "data", "line")
+_ONE_SQL = (
     f"{_LOCKED}, first AS ({_COLUMNS}"  # noqa: S608
     "SELECT %(run)s, %(after)s + 1, %(type)s, %(at)s, %(data)s::jsonb, %(line)s FROM k "
     f"WHERE {_AFTER_HEAD} ON CONFLICT (run, seq) DO NOTHING RETURNING seq){_REFUSED}"
-).encode()
-"""One event after the run's first, its fields apart."""
+)
+for _n, _param in enumerate(_ONE_PARAMS, start=1):
+    _ONE_SQL = _ONE_SQL.replace(f"%({_param})s", f"${_n}")
+ONE = Prepared(
+    "skillnb_append_one", ("text", "bigint", "text", "timestamptz", "text", "text"), _ONE_SQL
+)
+"""One event after the run's first, its fields apart (run on libpq: :mod:`.pg_wire`)."""
 
 _ROW = (
     "SELECT %(run)s, %(after)s + u.i, u.type, u.at::timestamptz, "
@@ -120,22 +136,29 @@ class Refused(ConflictError):
         self.missed = missed
 
 
-def append_statement(
+def one_params(name: str, expected: int, event: Event, line: str) -> list[bytes | None]:
+    """:data:`ONE`'s parameters, as text: the payload is cut out of the journal line."""
+    data = line[line.index(_DATA_KEY) + len(_DATA_KEY) : -1] if _NUL not in line else None
+    return [
+        name.encode(),
+        str(expected).encode(),
+        event.type.encode(),
+        event.at.isoformat().encode(),
+        data.encode() if data is not None else None,
+        line.encode(),
+    ]
+
+
+def takes_one(expected: int, events: Sequence[Event]) -> bool:
+    """Whether :data:`ONE` can append ``events`` after ``expected`` (else :data:`MANY`)."""
+    return len(events) == 1 and expected > 0 and events[0].type != ITEM_DONE
+
+
+def many_params(
     name: str, expected: int, events: Sequence[Event], lines: Sequence[str]
-) -> tuple[bytes, dict[str, Any]]:
-    """The statement that appends ``events`` (journal text ``lines``) after ``expected``."""
-    if len(events) == 1 and expected > 0 and events[0].type != ITEM_DONE:
-        line = lines[0]
-        plain = _NUL not in line
-        return ONE, {
-            "run": name,
-            "after": Int8(expected),
-            "type": events[0].type,
-            "at": events[0].at,
-            "data": line[line.index(_DATA_KEY) + len(_DATA_KEY) : -1] if plain else None,
-            "line": line,
-        }
-    return MANY, {
+) -> dict[str, Any]:
+    """:data:`MANY`'s parameters."""
+    return {
         "run": name,
         "after": Int8(expected),
         "events": "[" + ",".join(lines) + "]",
@@ -158,9 +181,12 @@ def run_append(
 
     """
     if events:
-        sql, params = append_statement(name, expected, events, lines)
         try:
-            row = conn.execute(sql, params, prepare=True).fetchone()
+            if takes_one(expected, events):
+                row = execute_prepared(conn, ONE, one_params(name, expected, events[0], lines[0]))
+            else:
+                params = many_params(name, expected, events, lines)
+                row = conn.execute(MANY, params, prepare=True).fetchone()
         except pgerrors.UniqueViolation:  # a later event's number was taken: none written
             row = _head(conn, name, expected)
         if row is None:
