@@ -3,7 +3,9 @@
 The store trusts the head it saw last and lets the append's compare-and-swap check it
 (``PostgresStore.speculate``). These tests count the statements a formalize sends on a real
 server, then make that trust wrong on purpose (another writer in between) and check that
-nothing is lost, doubled or wrongly refused.
+nothing is lost, doubled or wrongly refused. A refused one-event append asks for the head
+and what it missed in a second statement, never with a read of the journal when it missed
+little.
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ def _appends(sent: list[str]) -> int:
     )
 
 
+def _refusals(sent: list[str]) -> int:
+    return sum(s.startswith("SELECT head, missed FROM skillnb_refused") for s in sent)
+
+
 def _open(url: str, name: str) -> Run:
     return open_run(store=url, name=name, memory=False)
 
@@ -76,7 +82,7 @@ def test_a_formalize_after_the_writers_own_write_is_one_statement(
     assert other.version == run.version == 5  # run.created and four facts
 
 
-def test_another_writer_in_between_costs_one_more_statement_and_no_read(
+def test_another_writer_in_between_costs_two_more_statements_and_no_read(
     pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = run_name("stale")
@@ -86,10 +92,10 @@ def test_another_writer_in_between_costs_one_more_statement_and_no_read(
     theirs.formalize("other", "x")
     with statements(monkeypatch) as sent:
         fact = mine.formalize("k", 3)
-    # Refused on the stale head (nothing written), with the two events it missed; then
-    # committed after them, without a read of its own.
-    assert len(sent) == 2
-    assert _appends(sent) == 2
+    # Refused on the stale head (nothing written), told the head and the two events it
+    # missed; then committed after them, without a read of its own.
+    assert len(sent) == 3
+    assert (_appends(sent), _refusals(sent)) == (2, 1)
     assert fact.version == 3  # numbered after theirs, which it saw before writing
     check = _open(pg_server.url, name)
     assert [f.value for f in check.fact_history("k")] == [1, 2, 3]
@@ -139,7 +145,7 @@ def test_far_behind_it_reads_what_it_missed_and_still_writes_once(
         theirs.formalize(f"t{n}", n)
     with statements(monkeypatch) as sent:
         fact = mine.formalize("k", 1)
-    assert _appends(sent) == 2
+    assert (_appends(sent), _refusals(sent)) == (2, 1)
     assert any(s.startswith("SELECT seq, line FROM skillnb_events") for s in sent)
     assert fact.version == 2
     assert mine.fact("t149").value == 149

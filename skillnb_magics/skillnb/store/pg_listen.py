@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import suppress
 
 import psycopg
 
@@ -71,9 +72,15 @@ class ChangeListener:
             return head
 
     def close(self) -> None:
-        """Stop listening and close the connection (the server drops the listen key with it)."""
+        """Stop listening: let go of the listen key, then close the connection."""
         with self._mutex:
-            self._conn = None
+            conn, self._conn = self._conn, None
+            if conn is not None and not conn.closed:
+                with suppress(psycopg.Error):  # a lost connection let go of it already
+                    conn.execute(
+                        "SELECT pg_advisory_unlock_shared(%s, hashtext(%s))",
+                        (LISTEN_CLASS, self._name),
+                    )
             self._session.close()
 
     def _list_myself(self, conn: Conn) -> None:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import select
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg import errors as pgerrors
 from psycopg import pq
 from psycopg.adapt import Transformer
 
-__all__ = ["Prepared", "execute_prepared"]
+__all__ = ["Outcome", "Prepared", "execute_prepared"]
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -52,10 +52,15 @@ class Prepared:
         self._ready.discard(conn)
 
 
-def execute_prepared(
-    conn: Conn, statement: Prepared, params: list[bytes | None]
-) -> tuple[Any, ...] | None:
-    """Run ``statement`` on ``conn`` with text ``params``; return its first row, if any.
+class Outcome(NamedTuple):
+    """What a statement did: the rows it affected (or returned), and its first row."""
+
+    rows: int
+    row: tuple[Any, ...] | None
+
+
+def execute_prepared(conn: Conn, statement: Prepared, params: list[bytes | None]) -> Outcome:
+    """Run ``statement`` on ``conn`` with text ``params``; say what it did.
 
     Raises:
         psycopg.Error: what the server or the connection reported (a lost connection is an
@@ -69,11 +74,12 @@ def execute_prepared(
         statement.forget(conn)
         statement.ready_on(conn)
         result = _round_trip(conn, statement, params)
+    rows = result.command_tuples or 0
     if result.ntuples == 0:
-        return None
+        return Outcome(rows, None)
     loader = Transformer(conn)
     loader.set_pgresult(result)
-    return loader.load_row(0, tuple)
+    return Outcome(rows, loader.load_row(0, tuple))
 
 
 def _round_trip(conn: Conn, statement: Prepared, params: list[bytes | None]) -> pq.abc.PGresult:
