@@ -1,10 +1,10 @@
 """Waiting for a team run to change, on ``LISTEN``/``NOTIFY`` (store layer).
 
 Every append to a run that someone listens to (:mod:`skillnb.store.pg_append`) and every
-compaction sends ``NOTIFY skillnb_changes, '<run name>'``. A :class:`ChangeListener` keeps a connection
-of its own that listens on that channel, so waiting costs nothing on the server and wakes at
-once: no polling. It reads the run's head on that same connection, so a store's main
-connection can be busy (or held under the run's lock) meanwhile.
+compaction sends ``NOTIFY skillnb_changes, '<run name>'``. A :class:`ChangeListener` keeps a
+connection of its own that listens on that channel, so waiting costs nothing on the server
+and wakes at once: no polling. It reads the run's head on that same connection, so a store's
+main connection can be busy (or held under the run's lock) meanwhile.
 
 Appends notify only runs someone listens to (a notifying commit waits for every other one on
 the server, so writers nobody watches skip it). A listener holds the run's listen key

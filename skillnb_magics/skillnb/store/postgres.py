@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillnb.core.closing import Closing
-from skillnb.core.records import Event, EventDraft, RunState
+from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
 from skillnb.store.journal import event_text
@@ -262,7 +262,8 @@ class PostgresStore(Closing):
             for i, d in enumerate(drafts, start=1)
         ]
         # The journal's own encoding: same JSON and size checks, same text as a sidecar line.
-        lines = [event_text(e).decode("utf-8") for e in events]
+        checked = [type(d) is CheckedDraft for d in drafts]
+        lines = [event_text(e, c).decode("utf-8") for e, c in zip(events, checked, strict=True)]
 
         def write(conn: Conn) -> int:
             try:
