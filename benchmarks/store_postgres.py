@@ -13,6 +13,8 @@ baseline measured in the same run:
   process wrote last, that is one statement (``skillnb.store.pg_append``: advisory lock,
   listen key, insert whose primary key is the compare-and-swap), the goal being at most 1.5
   times raw;
+* ``formalize: client CPU`` / ``server CPU``: mean CPU per write of this process and of the
+  connection's server backend, beside raw's (CPU does not wait for a busy disk);
 * ``append @10`` / ``@10,000``: :meth:`PostgresStore.append` of one event at the 10th and
   the 10,000th version (growth: the second ratio over the first; flat is 1);
 * ``4 writers``: four processes formalizing into one run at once (a compare-and-swap lost
@@ -141,11 +143,26 @@ def bench_append(url: str, raw: RawInsert) -> tuple[Pair, Pair]:
     return small, big
 
 
-def bench_formalize(url: str) -> Pair:
+class Cpu(NamedTuple):
+    """Mean CPU microseconds per write: this process's, and the server backend's."""
+
+    client: float
+    server: float
+
+
+def _backend_cpu(pid: int) -> float:
+    """Seconds of CPU the server process ``pid`` used so far (Linux ``schedstat``, in ns)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+
+
+def bench_formalize(url: str) -> tuple[Pair, Cpu, Cpu]:
     """:meth:`Run.formalize` of a fact-sized value, this process the run's only writer.
 
     Its raw inserts carry the data of the event a formalize writes (the fact, its value
-    inside), not the smaller one of the append figures.
+    inside), not the smaller one of the append figures. Besides the median wall times, the
+    mean CPU per write of this process and of each connection's server backend (for
+    formalize, then for raw): CPU is what the writes cost, whatever the disk's load makes
+    their waits.
     """
     run = open_run(store=url, name="bench/formalize", memory=False)
     value = fact_value(1)
@@ -153,10 +170,27 @@ def bench_formalize(url: str) -> Pair:
         run.formalize(f"k{n}", value)
     written = run.store.read_since(run.version - 1)[-1].data
     raw = RawInsert(url, json.dumps(written, separators=(",", ":")), table="bench_raw_formalize")
-    pair = paired(lambda n: run.formalize(f"k{n % 500}", value), raw, 10, WRITES)
+    pids = (run.store._call(lambda c: c.info.backend_pid), raw.conn.info.backend_pid)  # type: ignore[attr-defined]
+    servers = [_backend_cpu(pid) for pid in pids]
+    clients = [0.0, 0.0]
+
+    def write(n: int) -> None:
+        start = time.process_time()
+        run.formalize(f"k{n % 500}", value)
+        clients[0] += time.process_time() - start
+
+    def raw_write() -> None:
+        start = time.process_time()
+        RawInsert.write(raw)
+        clients[1] += time.process_time() - start
+
+    raw.write = raw_write  # type: ignore[method-assign]
+    pair = paired(write, raw, 10, WRITES)
+    servers = [_backend_cpu(pid) - before for pid, before in zip(pids, servers, strict=True)]
     raw.conn.close()
     run.close()
-    return pair
+    mine, base = (Cpu(clients[i] / WRITES * 1e6, servers[i] / WRITES * 1e6) for i in (0, 1))
+    return pair, mine, base
 
 
 _WRITER = textwrap.dedent(
@@ -335,7 +369,7 @@ def measure(url: str) -> list[Row]:
     """Every figure of this benchmark on the server at ``url``, as table rows."""
     raw = RawInsert(url, json.dumps(fact_draft(10).data))
     small, big = bench_append(url, raw)
-    formalize = bench_formalize(url)
+    formalize, cpu, raw_cpu = bench_formalize(url)
     langgraph = bench_langgraph(url, raw)
     raw.conn.close()
     writers = bench_writers(url, "store")
@@ -347,6 +381,10 @@ def measure(url: str) -> list[Row]:
     rows = [
         row(NAME, "formalize (Run, durable)", formalize.store, "us", baseline=formalize.raw,
             baseline_name=insert, target="<= 1.5"),
+        row(NAME, "formalize: client CPU", cpu.client, "us", baseline=raw_cpu.client,
+            baseline_name="raw's"),
+        row(NAME, "formalize: server CPU", cpu.server, "us", baseline=raw_cpu.server,
+            baseline_name="raw's"),
         row(NAME, "append @10", small.store, "us", baseline=small.raw, baseline_name=insert),
         row(NAME, "append @10,000", big.store, "us", baseline=big.raw, baseline_name=insert),
         row(NAME, "growth: x raw @10,000 / @10", (big.store / big.raw) / (small.store / small.raw),
