@@ -27,7 +27,7 @@ from typing import IO, Any
 
 from skillnb.errors import SkillnbError
 
-__all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare"]
+__all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare", "transform"]
 
 _VALUE = "_skillnb_cell_value_"
 _MISSING = object()
@@ -98,7 +98,7 @@ class Body:
         self.failed: tuple[type[BaseException], BaseException, Any] | None = None
         """The input transforms raised (IPython shows this as the cell's error)."""
         try:
-            self.code: str = shell.transform_cell(raw)
+            self.code: str = transform(shell, raw)
         except Exception as exc:  # noqa: BLE001  # shown when the body runs, as IPython does
             self.code = raw
             self.failed = (type(exc), exc, exc.__traceback__)
@@ -164,6 +164,55 @@ class Body:
         if "await" not in self.code and "async" not in self.code:
             return False
         return bool(self.shell.should_run_async(self.raw, transformed_cell=self.code))
+
+
+_STATIC: dict[tuple[str, tuple[int, ...]], str] = {}
+"""Bodies already through IPython's static transforms, by text and transformers."""
+_STATIC_MAX = 256
+
+
+def _static_key(shell: Any, raw: str) -> tuple[str, tuple[int, ...]] | None:
+    """What the static transforms of ``raw`` depend on, or ``None``: do not cache."""
+    if type(shell).transform_cell is not _stock_transform_cell():
+        return None  # a shell that transforms its own way: ask it every time
+    manager = shell.input_transformer_manager
+    lists = (manager.cleanup_transforms, manager.line_transforms, manager.token_transformers)
+    return raw, (id(manager), *(id(t) for transforms in lists for t in transforms))
+
+
+def _stock_transform_cell() -> Any:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    return InteractiveShell.transform_cell
+
+
+def transform(shell: Any, raw: str) -> str:
+    """``shell.transform_cell(raw)``, the static part cached per body text.
+
+    IPython's static transforms (``%magic``, ``!cmd``, ``?``, cleanup of prompts) depend only
+    on the text and the transformers installed, so a cell run again is not transformed
+    again; the dynamic part (prefiltering a one-line cell, which may look at the namespace)
+    and ``input_transformers_post`` run every time, as in
+    :meth:`~IPython.core.interactiveshell.InteractiveShell.transform_cell`.
+    """
+    key = _static_key(shell, raw)
+    if key is None:
+        return str(shell.transform_cell(raw))
+    cell = _STATIC.get(key)
+    if cell is None:
+        cell = shell.input_transformer_manager.transform_cell(raw)
+        if len(_STATIC) >= _STATIC_MAX:
+            _STATIC.pop(next(iter(_STATIC)))
+        _STATIC[key] = cell
+    if len(cell.splitlines()) == 1:
+        with shell.builtin_trap:
+            cell = shell.prefilter_manager.prefilter_lines(cell) + "\n"
+    if shell.input_transformers_post:
+        lines = cell.splitlines(keepends=True)
+        for post in shell.input_transformers_post:
+            lines = post(lines)
+        cell = "".join(lines)
+    return cell
 
 
 def prepare(shell: Any, body: str, source: str = "") -> Body:

@@ -9,6 +9,7 @@ the user's own cell is shown by IPython as usual, once.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -81,6 +82,7 @@ def parse_argstring(magic: Callable[..., Any], line: str) -> argparse.Namespace:
     return commands.parse_with(parser, line)
 
 
+@functools.lru_cache(maxsize=256)  # pure: a cell run again is not hashed again
 def formalize_source_hash(line: str, body: str) -> str:
     """Hash a ``%%formalize`` cell (magic line and body, normalised) to tell it unchanged.
 
@@ -239,8 +241,7 @@ class SkillnbMagics(Magics):
         facts = run.journal.refresh().facts  # the keys only: no value is decoded
         others = _Others(facts.keys(), key)
         parameters = self.session.parameter_names()
-        code = body.parse() if body.ends_with_expression() is not None else body.code
-        return cell_inputs(code, self.session.shell.user_ns, parameters, others)
+        return cell_inputs(body.code, self.session.shell.user_ns, parameters, others)
 
     def _formalize_auto(self, args: argparse.Namespace, cell: str) -> None:
         """``%%formalize --auto``: run the cell, keep what :func:`skillnb.suggest` offers."""
@@ -284,9 +285,8 @@ class SkillnbMagics(Magics):
         args = parse_argstring(self.gate, line)
         source = cell_text("gate", line, cell)
         from skillnb.core.gates import inline_gates
-        from skillnb.core.source import source_hash
 
-        digest = source_hash(source)
+        digest = _source_hash(source)
         name = args.trigger or args.name
         with self._reporting(f"gate {name or ''}".strip(), name):
             specs = inline_gates(
@@ -360,6 +360,14 @@ class _Others(Collection[str]):
 
     def __len__(self) -> int:
         return len(self._keys) - (self._left_out in self._keys)
+
+
+@functools.lru_cache(maxsize=256)
+def _source_hash(source: str) -> str:
+    """:func:`skillnb.core.source.source_hash`, remembered per text (a cell run again)."""
+    from skillnb.core.source import source_hash
+
+    return source_hash(source)
 
 
 def _words(value: str | None) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ that fails is ignored with a :class:`MirrorWarning`; nothing in it is ever evalu
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 import warnings
@@ -227,6 +228,7 @@ def _positional(words: list[str]) -> tuple[str | None, dict[str, str]]:
     return positional, options
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of the text; each cell asks once per run
 def cell_magic(source: str) -> tuple[str, str] | None:
     """``("formalize", FACT_KEY)`` or ``("gate", STEP_KEY)`` for a SKILL.nb cell, else ``None``.
 

@@ -119,7 +119,7 @@ class Gates:
             state=state.state,
             version=state.version,
             trigger=trigger,
-            facts=self.journal.values(),
+            facts=self.journal.values() if specs else {},  # no gate: no value to decode
             registry=self.registry,
             approval=lambda spec: approval_status(self.journal.state, spec),
             profile=self.profile,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from skillnb.core.claims import step_claim_key
-from skillnb.core.records import EventDraft, Fact, FactKind, RunState
+from skillnb.core.records import EventDraft, Fact, FactKind, JsonValue, RunState
 from skillnb.errors import SkillnbError, StepInProgress, UncertainStep
 from skillnb.service.cellversions import own_version, read_past, why_recomputed
 from skillnb.service.claims import Claims
@@ -99,9 +99,8 @@ class Steps:
             more = also(state)
             if more is None:
                 return []
-            started = self.started_draft(key, source_hash, cell_id, idempotent)
             claim = self.claims.new(step_claim_key(key)).model_dump(mode="json")
-            return [started.model_copy(update={"data": {**started.data, "claim": claim}}), *more]
+            return [self.started_draft(key, source_hash, cell_id, idempotent, claim), *more]
 
         # Not fsynced: the marker survives a crash of this process (the case it is for), and
         # the step's commit, which is fsynced, makes it durable with the result. Another
@@ -136,9 +135,15 @@ class Steps:
                 time.sleep(min(_POLL, left))
 
     def started_draft(
-        self, key: str, source_hash: str | None, cell_id: str | None, idempotent: bool
+        self,
+        key: str,
+        source_hash: str | None,
+        cell_id: str | None,
+        idempotent: bool,
+        claim: JsonValue = None,
     ) -> EventDraft:
-        """The ``step.started`` event of ``key``, owned by this process."""
+        """The ``step.started`` event of ``key``, owned by this process (with its claim)."""
+        more: dict[str, JsonValue] = {"claim": claim} if claim is not None else {}
         return self.journal.draft(
             "step.started",
             key=key,
@@ -146,6 +151,7 @@ class Steps:
             cell_id=cell_id,
             idempotent=idempotent,
             owner=current_owner(),
+            **more,
         )
 
     def committed_draft(self, key: str) -> EventDraft:
