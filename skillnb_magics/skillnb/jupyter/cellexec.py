@@ -31,6 +31,12 @@ __all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare", "tra
 
 _VALUE = "_skillnb_cell_value_"
 _MISSING = object()
+_MUTED: dict[str, bool] = {}
+"""Whether a body (transformed) ends with ``;``, by its text (it is tokenized once)."""
+_STATIC: dict[tuple[str, tuple[int, ...]], str] = {}
+"""Bodies already through IPython's static transforms, by text and transformers."""
+_CACHED = 256
+"""Entries each of those caches keeps (the oldest goes first)."""
 
 
 class NoValue(SkillnbError):
@@ -47,13 +53,13 @@ class _CaptureLast(ast.NodeTransformer):
         if not node.body or not isinstance(node.body[-1], ast.Expr):
             return node
         last = node.body[-1]
-        target = ast.Name(id=_VALUE, ctx=ast.Store())
+        # Each new node takes the expression's place (no walk over the whole tree to fix them).
+        target = ast.copy_location(ast.Name(id=_VALUE, ctx=ast.Store()), last)
         assign = ast.copy_location(ast.Assign(targets=[target], value=last.value), last)
         node.body[-1] = assign
         if self.show:
-            shown = ast.Expr(value=ast.Name(id=_VALUE, ctx=ast.Load()))
-            node.body.append(ast.copy_location(shown, last))
-        ast.fix_missing_locations(node)
+            name = ast.copy_location(ast.Name(id=_VALUE, ctx=ast.Load()), last)
+            node.body.append(ast.copy_location(ast.Expr(value=name), last))
         return node
 
 
@@ -152,11 +158,16 @@ class Body:
     def muted(self) -> bool:
         """The body ends with ``;``: its last expression is not shown."""
         if self._muted is None:
+            self._muted = _MUTED.get(self.code)
+        if self._muted is None:
             try:
                 ends = self.shell.displayhook.semicolon_at_end_of_expression(self.code)
             except Exception:  # noqa: BLE001  # untokenizable: it will not run either
                 ends = False
             self._muted = bool(ends)
+            if len(_MUTED) >= _CACHED:
+                _MUTED.pop(next(iter(_MUTED)))
+            _MUTED[self.code] = self._muted
         return self._muted
 
     def needs_loop(self) -> bool:
@@ -166,14 +177,9 @@ class Body:
         return bool(self.shell.should_run_async(self.raw, transformed_cell=self.code))
 
 
-_STATIC: dict[tuple[str, tuple[int, ...]], str] = {}
-"""Bodies already through IPython's static transforms, by text and transformers."""
-_STATIC_MAX = 256
-
-
 def _static_key(shell: Any, raw: str) -> tuple[str, tuple[int, ...]] | None:
     """What the static transforms of ``raw`` depend on, or ``None``: do not cache."""
-    if type(shell).transform_cell is not _stock_transform_cell():
+    if getattr(shell.transform_cell, "__func__", None) is not _stock_transform_cell():
         return None  # a shell that transforms its own way: ask it every time
     manager = shell.input_transformer_manager
     lists = (manager.cleanup_transforms, manager.line_transforms, manager.token_transformers)
@@ -201,7 +207,7 @@ def transform(shell: Any, raw: str) -> str:
     cell = _STATIC.get(key)
     if cell is None:
         cell = shell.input_transformer_manager.transform_cell(raw)
-        if len(_STATIC) >= _STATIC_MAX:
+        if len(_STATIC) >= _CACHED:
             _STATIC.pop(next(iter(_STATIC)))
         _STATIC[key] = cell
     if len(cell.splitlines()) == 1:
