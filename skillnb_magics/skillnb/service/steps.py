@@ -62,8 +62,8 @@ class Steps:
     def is_uncertain(self, state: RunState, key: str) -> bool:
         """True when step ``key`` started, never ended, and its owner is gone."""
         step = state.steps.get(key)
-        if step is None:
-            return False
+        if step is None or step.status != "started":
+            return False  # ended (or never began): nothing uncertain, no need to ask the clock
         claim = state.claims.get(step_claim_key(key))
         return is_uncertain(step, claim, self.journal.clock())
 
