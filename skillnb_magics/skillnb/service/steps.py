@@ -252,16 +252,10 @@ def formalize_step(  # the options of a formalized cell, all keywords
     reason: list[str | None] = [None]
 
     def attempt() -> FormalizeOutcome | None:
-        state = journal.refresh()
-        existing = state.facts.get(key)
-        if not force and _unchanged(existing, source_hash):
-            return FormalizeOutcome("restored", journal.decode(state.facts[key]))
-        if not force and source_hash is not None and existing is not None:
-            past = read_past(journal, key, skey)
-            own = own_version(past, source_hash)
-            if own is not None:
-                return FormalizeOutcome("restored", journal.decode(own))
-            reason[0] = why_recomputed(past, source_hash, inputs or {})
+        if not force:  # forced, nothing is restored: the claim catches up under the lock
+            restored = _restorable(journal, key, skey, source_hash, inputs or {}, reason)
+            if restored is not None:
+                return restored
 
         def also(now: RunState) -> list[EventDraft] | None:
             return None if not force and _unchanged(now.facts.get(key), source_hash) else []
@@ -299,6 +293,28 @@ def formalize_step(  # the options of a formalized cell, all keywords
     return FormalizeOutcome(
         status="computed", fact=fact, result=result, reason=reason[0], value=value
     )
+
+
+def _restorable(
+    journal: RunJournal,
+    key: str,
+    skey: str,
+    source_hash: str | None,
+    inputs: Mapping[str, str],
+    reason: list[str | None],
+) -> FormalizeOutcome | None:
+    """The recorded value of ``key`` when this cell produced it, else why it recomputes."""
+    state = journal.refresh()
+    existing = state.facts.get(key)
+    if _unchanged(existing, source_hash):
+        return FormalizeOutcome("restored", journal.decode(state.facts[key]))
+    if source_hash is not None and existing is not None:
+        past = read_past(journal, key, skey)
+        own = own_version(past, source_hash)
+        if own is not None:
+            return FormalizeOutcome("restored", journal.decode(own))
+        reason[0] = why_recomputed(past, source_hash, inputs)
+    return None
 
 
 def _same_value(journal: RunJournal, existing: Fact, value: Any) -> bool:
