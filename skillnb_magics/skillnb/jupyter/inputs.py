@@ -59,10 +59,15 @@ def _parse(code: str) -> ast.Module | None:
 
 def assigned_names(code: str) -> set[str]:
     """Names assigned at the top level of ``code`` (a parameters cell)."""
+    return set(_assigned(code))
+
+
+@functools.lru_cache(maxsize=64)  # the parameters cells are read again by every formalized cell
+def _assigned(code: str) -> frozenset[str]:
     tree = _parse(code)
     names: set[str] = set()
     if tree is None:
-        return names
+        return frozenset()
     for node in tree.body:
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -71,7 +76,7 @@ def assigned_names(code: str) -> set[str]:
             targets = [node.target]
         for target in targets:
             names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return names
+    return frozenset(names)
 
 
 def names_read(code: str | ast.AST) -> set[str]:
