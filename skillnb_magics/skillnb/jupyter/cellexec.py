@@ -35,6 +35,8 @@ _MUTED: dict[str, bool] = {}
 """Whether a body (transformed) ends with ``;``, by its text (it is tokenized once)."""
 _STATIC: dict[tuple[str, tuple[int, ...]], str] = {}
 """Bodies already through IPython's static transforms, by text and transformers."""
+_IPYTHONS: dict[tuple[int, ...], bool] = {}
+"""Whether each set of installed static transforms is IPython's own (cacheable)."""
 _CACHED = 256
 """Entries each of those caches keeps (the oldest goes first)."""
 
@@ -183,7 +185,16 @@ def _static_key(shell: Any, raw: str) -> tuple[str, tuple[int, ...]] | None:
         return None  # a shell that transforms its own way: ask it every time
     manager = shell.input_transformer_manager
     lists = (manager.cleanup_transforms, manager.line_transforms, manager.token_transformers)
-    return raw, (id(manager), *(id(t) for transforms in lists for t in transforms))
+    installed = (id(manager), *(id(t) for transforms in lists for t in transforms))
+    known = _IPYTHONS.get(installed)
+    if known is None:  # a transform of the user's own may depend on more than the text
+        known = all(_from_ipython(t) for transforms in lists for t in transforms)
+        _IPYTHONS[installed] = known
+    return (raw, installed) if known else None
+
+
+def _from_ipython(transform: Any) -> bool:
+    return str(getattr(transform, "__module__", "")).startswith("IPython.")
 
 
 def _stock_transform_cell() -> Any:
@@ -196,10 +207,10 @@ def transform(shell: Any, raw: str) -> str:
     """``shell.transform_cell(raw)``, the static part cached per body text.
 
     IPython's static transforms (``%magic``, ``!cmd``, ``?``, cleanup of prompts) depend only
-    on the text and the transformers installed, so a cell run again is not transformed
-    again; the dynamic part (prefiltering a one-line cell, which may look at the namespace)
-    and ``input_transformers_post`` run every time, as in
-    :meth:`~IPython.core.interactiveshell.InteractiveShell.transform_cell`.
+    on the text, so a cell run again is not transformed again (unless a transform that is
+    not IPython's own is installed: then every time); the dynamic part (prefiltering a
+    one-line cell, which may look at the namespace) and ``input_transformers_post`` run
+    every time, as in :meth:`~IPython.core.interactiveshell.InteractiveShell.transform_cell`.
     """
     key = _static_key(shell, raw)
     if key is None:
