@@ -20,6 +20,7 @@ from IPython.core import magic as _magic
 from IPython.core import magic_arguments as _arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
+from IPython.utils.text import DollarFormatter
 
 from skillnb.core.summary import facts_needed
 from skillnb.errors import GateBlocked, RunReplaced, SkillnbError
@@ -46,6 +47,9 @@ _NO_EXPRESSION = (
 )
 
 
+_DOLLARS = DollarFormatter()
+"""Expands ``$name`` and ``{expression}`` in a magic's line, as IPython does."""
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -67,6 +71,7 @@ def argument(*args: Any, **kwargs: Any) -> _Decorator:
 # IPython annotates its markers as returning "the function or a decorator"; used bare, as
 # here, they return the function.
 cell_magic = cast("_Decorator", _magic.cell_magic)
+no_var_expand = cast("_Decorator", _magic.no_var_expand)
 line_magic = cast("_Decorator", _magic.line_magic)
 line_cell_magic = cast("_Decorator", _magic.line_cell_magic)
 
@@ -109,6 +114,20 @@ class SkillnbMagics(Magics):
     def _wait(given: float | None) -> float:
         """``--wait`` when given, else the kernel's ``$SKILLNB_WAIT`` (``skillnb run --wait``)."""
         return given if given is not None else wait_from_env(os.environ)
+
+    def _expanded(self, line: str) -> str:
+        """``line`` with ``$name`` and ``{expression}`` expanded from the user namespace.
+
+        What IPython does to a magic's line, without copying the whole namespace for every
+        cell (twice) when the line has nothing to expand; a line that cannot be expanded is
+        kept as it is.
+        """
+        if "$" not in line and "{" not in line:
+            return line
+        try:
+            return str(_DOLLARS.vformat(line, args=[], kwargs=self.session.shell.user_ns))
+        except Exception:  # noqa: BLE001  # as IPython: what cannot be expanded stays as written
+            return line
 
     def _body(self, cell: str) -> cellexec.Body:
         """The magic's body, transformed once, numbered as the lines of the user's cell."""
@@ -190,6 +209,7 @@ class SkillnbMagics(Magics):
     @argument("--idempotent", action="store_true", help="may re-run after a crash mid-cell")
     @argument("--note", metavar="TEXT", help="free text stored with this version")
     @argument("--wait", metavar="SECONDS", type=wait_seconds, help=_WAIT_HELP)
+    @no_var_expand  # expanded by _expanded, only when the line asks for it
     @cell_magic
     def formalize(self, line: str, cell: str) -> None:
         """Run the cell once and record its value as the next version of fact KEY.
@@ -198,6 +218,7 @@ class SkillnbMagics(Magics):
         fact exists and the cell is unchanged, the cell does not run: the value is restored
         into the namespace. A cell that raises records nothing.
         """
+        line = self._expanded(line)
         args = parse_argstring(self.formalize, line)
         if args.auto or args.key is None:
             self._formalize_auto(args, cell)
@@ -274,6 +295,7 @@ class SkillnbMagics(Magics):
         help="raise: stop Run All here (default); skip: skip the body and go on",
     )
     @argument("--wait", metavar="SECONDS", type=wait_seconds, help=_WAIT_HELP)
+    @no_var_expand  # expanded by _expanded, only when the line asks for it
     @cell_magic
     def gate(self, line: str, cell: str) -> None:
         """Run the cell only when its gates pass, then fire TRIGGER; once per run.
@@ -282,6 +304,7 @@ class SkillnbMagics(Magics):
         message naming each failed gate (``--on-block skip`` goes on instead). An approval
         gate records a request: approve it with ``%skillnb approve GATE``, then run again.
         """
+        line = self._expanded(line)
         args = parse_argstring(self.gate, line)
         source = cell_text("gate", line, cell)
         from skillnb.core.gates import inline_gates
