@@ -104,6 +104,13 @@ def test_another_writer_in_between_costs_two_more_statements_and_no_read(
     with statements(monkeypatch) as sent:
         mine.formalize("k", 4)  # caught up again: one statement
     assert len(sent) == 1
+    theirs.formalize("other", "y")
+    with statements(monkeypatch) as sent:
+        fact = mine.formalize("k", 5)
+    # Refused lately, so its appends answer their own refusal for a while: no head query.
+    assert (len(sent), _appends(sent), _refusals(sent)) == (2, 2, 0)
+    assert fact.version == 5
+    assert [f.value for f in _open(pg_server.url, name).fact_history("k")] == [1, 2, 3, 4, 5]
 
 
 def test_expected_version_is_judged_on_the_servers_head_not_the_cached_one(

@@ -42,6 +42,7 @@ __all__ = [
     "MANY",
     "MISSED_MAX",
     "ONE",
+    "ONE_ANSWERING",
     "Refused",
     "many_params",
     "one_params",
@@ -78,23 +79,34 @@ _REFUSED = (
     " SELECT m.head, m.missed FROM skillnb_refused(%(run)s, %(after)s, "  # noqa: S608
     f"{MISSED_MAX}) AS m WHERE NOT EXISTS (SELECT 1 FROM first)"
 )
-_ONE_PARAMS = ("run", "after", "type", "at", "data", "line")
-_ONE_SQL = (
-    f"{_LOCKED} {_COLUMNS}"  # noqa: S608
-    "SELECT %(run)s, %(after)s + 1, %(type)s, %(at)s, %(data)s::jsonb, %(line)s FROM k "
-    f"WHERE {_AFTER_HEAD} ON CONFLICT (run, seq) DO NOTHING"
+_ONE_INSERT = (
+    f"{_COLUMNS}SELECT %(run)s, %(after)s + 1, %(type)s, %(at)s, %(data)s::jsonb, "  # noqa: S608
+    f"%(line)s FROM k WHERE {_AFTER_HEAD} ON CONFLICT (run, seq) DO NOTHING"
 )
-for _n, _param in enumerate(_ONE_PARAMS, start=1):
-    _ONE_SQL = _ONE_SQL.replace(f"%({_param})s", f"${_n}")
-ONE = Prepared(
-    "skillnb_append_one", ("text", "bigint", "text", "timestamptz", "text", "text"), _ONE_SQL
-)
+_ONE_TYPES = ("text", "bigint", "text", "timestamptz", "text", "text")
+
+
+def _dollars(sql: str) -> str:
+    for n, param in enumerate(("run", "after", "type", "at", "data", "line"), start=1):
+        sql = sql.replace(f"%({param})s", f"${n}")
+    return sql
+
+
+ONE = Prepared("skillnb_append_one", _ONE_TYPES, _dollars(f"{_LOCKED} {_ONE_INSERT}"))
 """One event after the run's first, its fields apart (run on libpq: :mod:`.pg_wire`).
 
 It returns nothing: the row count says whether it wrote. A refusal then costs
-:data:`HEAD`; answering it in the same statement (as :data:`MANY` does) would cost every
-append a fifth more of the server's time, for the sake of the rare refused one.
+:data:`HEAD`; answering it in the same statement (as :data:`ONE_ANSWERING` does) would cost
+every append a fifth more of the server's time, for the sake of the rare refused one.
 """
+
+ONE_ANSWERING = Prepared(
+    "skillnb_append_one_answering",
+    _ONE_TYPES,
+    _dollars(f"{_LOCKED}, first AS ({_ONE_INSERT} RETURNING seq){_REFUSED}"),
+)
+""":data:`ONE` that answers its refusal itself (no row when it wrote): for a writer whose
+run others write to as well, where refusals are common."""
 
 _ROW = (
     "SELECT %(run)s, %(after)s + u.i, u.type, u.at::timestamptz, "
@@ -179,8 +191,13 @@ def run_append(
     expected: int,
     events: Sequence[Event],
     lines: Sequence[str],
+    *,
+    contended: bool = False,
 ) -> int:
     """Append on ``conn`` (autocommit) and return the new head.
+
+    ``contended``: others wrote to the run lately, so a refusal is likely: a one-event
+    append answers it in the same statement (:data:`ONE_ANSWERING`).
 
     Raises:
         Refused: the run's head is not ``expected`` (nothing was written).
@@ -190,9 +207,14 @@ def run_append(
         try:
             if takes_one(expected, events):
                 one = one_params(name, expected, events[0], lines[0])
-                if execute_prepared(conn, ONE, one).rows:
+                if contended:
+                    row = execute_prepared(conn, ONE_ANSWERING, one).row
+                    if row is None:
+                        return expected + 1
+                elif execute_prepared(conn, ONE, one).rows:
                     return expected + 1
-                row = _head(conn, name, expected)
+                else:
+                    row = _head(conn, name, expected)
             else:
                 params = many_params(name, expected, events, lines)
                 row = conn.execute(MANY, params, prepare=True).fetchone()

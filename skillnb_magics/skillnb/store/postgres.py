@@ -51,6 +51,8 @@ __all__ = ["PostgresStore"]
 T = TypeVar("T")
 _HEAD = "SELECT coalesce(max(seq), 0) FROM skillnb_events WHERE run = %s"
 _HISTORY_PAGE = 2000
+_CONTENDED = 16
+"""Appends after a refusal that answer their own refusal (others write to this run too)."""
 
 
 class PostgresStore(Closing):
@@ -88,6 +90,7 @@ class PostgresStore(Closing):
         self._locked_head: int | None = None  # the head, known while this object holds the lock
         self._known: int | None = None  # the head as this object last saw it (may be stale)
         self._speculating = False
+        self._contended = 0  # appends left that answer their own refusal (see _CONTENDED)
         self._missed: tuple[int, list[str]] | None = None  # lines after a version, from a conflict
         self._closed = False
 
@@ -267,12 +270,17 @@ class PostgresStore(Closing):
 
         def write(conn: Conn) -> int:
             try:
-                return run_append(conn, self.name, expected_version, events, lines)
+                head = run_append(
+                    conn, self.name, expected_version, events, lines, contended=self._contended > 0
+                )
             except Refused as refused:
+                self._contended = _CONTENDED
                 self._known = refused.actual
                 if refused.missed:  # the events it missed, so that catching up asks no more
                     self._missed = (expected_version, refused.missed)
                 raise ConflictError(expected_version, refused.actual) from None
+            self._contended = max(self._contended - 1, 0)
+            return head
 
         def recover(conn: Conn) -> int | None:
             found = conn.execute(
