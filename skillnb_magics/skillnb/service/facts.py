@@ -16,7 +16,15 @@ from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from skillnb.core.limits import check_key, check_text
-from skillnb.core.records import FACT_KINDS, RECORD_VERSION, EventDraft, Fact, FactKind, RunState
+from skillnb.core.records import (
+    FACT_KINDS,
+    RECORD_VERSION,
+    CheckedDraft,
+    EventDraft,
+    Fact,
+    FactKind,
+    RunState,
+)
 from skillnb.errors import SkillnbError
 from skillnb.service.journal import RunJournal
 from skillnb.store import codec
@@ -71,7 +79,8 @@ def write_fact(
             "note": note,
             "preview": encoded.preview,
         }
-        drafted = EventDraft(type="fact.formalized", at=at, data={"fact": fact})
+        # Strict JSON: a plain value, or what the codec's strict encoder wrote (made plain).
+        drafted = CheckedDraft(type="fact.formalized", at=at, data={"fact": fact})
         if not extra:
             return [drafted]
         return [drafted, *(d.model_copy(update={"at": at}) for d in extra)]
