@@ -56,6 +56,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skillnb.core.claims import item_claim_key, step_claim_key
+from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.records import (
     Approval,
@@ -329,17 +330,23 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
     facts: dict[str, Event] = {}  # the latest fact.formalized of each key, in first-seen order
     last: Event | None = None
     version = state.version
+    done = [0]
     try:
         with gc_paused():  # many objects that stay alive: no cycles to collect
-            for event in events:
-                if event.seq != version + 1:
-                    raise MalformedEvent(f"event {event.seq} follows version {version}")
-                if not _defer_fact(facts, event):
-                    _fold_one(state, event)
-                if views is not None:
-                    views.note(event)
-                version, last = event.seq, event
+            if isinstance(events, EventRecords) and views is None:
+                _fold_records(state, events, facts, done)  # builds only the events folds read
+            else:
+                for event in events:
+                    if event.seq != version + 1:
+                        raise MalformedEvent(f"event {event.seq} follows version {version}")
+                    if not _defer_fact(facts, event):
+                        _fold_one(state, event)
+                    if views is not None:
+                        views.note(event)
+                    version, last = event.seq, event
     finally:
+        if done[0] and isinstance(events, EventRecords):
+            last = events[done[0] - 1]
         try:
             for event in facts.values():
                 _fold_one(state, event)
@@ -349,6 +356,33 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
                 state.updated_at = last.at
                 state.last_operation = describe_event(last)
     return state
+
+
+def _fold_records(
+    state: RunState, events: EventRecords, facts: dict[str, Event], done: list[int]
+) -> None:
+    """:func:`apply_all`'s loop over checked records; ``done[0]``: how many were folded.
+
+    The same as folding ``events`` one by one, but a record becomes an ``Event`` only when a
+    fold reads it: a fact's latest version, an event of a type that changes the state.
+    """
+    latest: dict[str, int] = {}  # the index of each key's latest fact, in first-seen order
+    version = state.version
+    try:
+        for i, record in enumerate(events.records):
+            seq = record["seq"]
+            if seq != version + 1:
+                raise MalformedEvent(f"event {seq} follows version {version}")
+            kind = record["type"]
+            stored = record["data"].get("fact") if kind == "fact.formalized" else None
+            key = stored.get("key") if type(stored) is dict else None
+            if type(key) is str:
+                latest[key] = i
+            elif kind in _FOLDS:
+                _fold_one(state, events[i])
+            version, done[0] = seq, i + 1
+    finally:
+        facts.update((key, events[i]) for key, i in latest.items())
 
 
 def _defer_fact(facts: dict[str, Event], event: Event) -> bool:
