@@ -76,6 +76,9 @@ from skillnb.core.records import (
 __all__ = ["MalformedEvent", "apply", "apply_all", "describe_event", "state_entry_seq"]
 
 
+_Fold = Callable[[RunState, Event], None]
+
+
 class MalformedEvent(ValueError):
     """An event's payload does not have the shape its type requires."""
 
@@ -160,7 +163,10 @@ def _resolved(state: RunState, e: Event) -> None:
 
 
 def _started(state: RunState, e: Event) -> None:
-    d = e.data
+    _start_step(state, e.seq, e.data)
+
+
+def _start_step(state: RunState, seq: int, d: dict[str, Any]) -> None:
     key = str(d["key"])
     state.steps[key] = _validate_step(
         {
@@ -170,7 +176,7 @@ def _started(state: RunState, e: Event) -> None:
             "cell_id": d.get("cell_id"),
             "idempotent": bool(d.get("idempotent", False)),
             "owner": d.get("owner"),
-            "started_seq": e.seq,
+            "started_seq": seq,
         }
     )
     if d.get("claim") is not None:
@@ -178,21 +184,31 @@ def _started(state: RunState, e: Event) -> None:
         state.claims[claim.key] = claim
 
 
-def _step_end(status: str) -> Callable[[RunState, Event], None]:
-    def fold(state: RunState, e: Event) -> None:
-        step = state.steps.get(str(e.data["key"]))
+def _assign(step: Step, **fields: Any) -> None:
+    """``step.<name> = value`` for each field, as pydantic assigns them (no validation), cheaper."""
+    step.__dict__.update(fields)
+    step.__pydantic_fields_set__.update(fields)
+
+
+def _step_end(status: str) -> Callable[[RunState, int, dict[str, Any]], None]:
+    def fold(state: RunState, seq: int, d: dict[str, Any]) -> None:
+        step = state.steps.get(str(d["key"]))
         if step is None:
-            step = Step(key=str(e.data["key"]), started_seq=e.seq)
+            step = Step(key=str(d["key"]), started_seq=seq)
             state.steps[step.key] = step
-        step.status = status  # type: ignore[assignment]  # one of the Step literals
         state.claims.pop(step_claim_key(step.key), None)
         if status == "committed":
-            step.committed_seq = e.seq
-            step.error = None
+            _assign(step, status=status, committed_seq=seq, error=None)
         elif status == "failed":
-            step.error = str(e.data.get("error", ""))
+            _assign(step, status=status, error=str(d.get("error", "")))
+        else:
+            _assign(step, status=status)
 
     return fold
+
+
+def _event_fold(fold: Callable[[RunState, int, dict[str, Any]], None]) -> _Fold:
+    return lambda state, e: fold(state, e.seq, e.data)
 
 
 def _batch(state: RunState, name: str) -> Batch:
@@ -208,9 +224,13 @@ def _declared(state: RunState, e: Event) -> None:
 
 
 def _item_done(state: RunState, e: Event) -> None:
-    name = str(e.data["batch"])
+    _mark_item_done(state, e.seq, e.data)
+
+
+def _mark_item_done(state: RunState, _seq: int, d: dict[str, Any]) -> None:
+    name = str(d["batch"])
     batch = _batch(state, name)
-    item = str(e.data["item"])
+    item = str(d["item"])
     batch.mark_done(item)
     if state.claims:
         state.claims.pop(item_claim_key(name, item), None)
@@ -274,7 +294,16 @@ def _released(state: RunState, e: Event) -> None:
     state.claims.pop(str(e.data["key"]), None)
 
 
-_FOLDS: dict[str, Callable[[RunState, Event], None]] = {
+_RECORD_FOLDS: dict[str, Callable[[RunState, int, dict[str, Any]], None]] = {
+    "step.started": _start_step,
+    "step.committed": _step_end("committed"),
+    "step.failed": _step_end("failed"),
+    "step.cleared": _step_end("cleared"),
+    "batch.item_done": _mark_item_done,
+}
+"""Folds of the commonest types from an event's sequence number and data alone (no Event)."""
+
+_FOLDS: dict[str, _Fold] = {
     "run.created": _created,
     "workflow.bound": _bound,
     "fact.formalized": _fact,
@@ -287,9 +316,9 @@ _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
     "followup.opened": _opened,
     "followup.resolved": _resolved,
     "step.started": _started,
-    "step.committed": _step_end("committed"),
-    "step.failed": _step_end("failed"),
-    "step.cleared": _step_end("cleared"),
+    "step.committed": _event_fold(_RECORD_FOLDS["step.committed"]),
+    "step.failed": _event_fold(_RECORD_FOLDS["step.failed"]),
+    "step.cleared": _event_fold(_RECORD_FOLDS["step.cleared"]),
     "batch.declared": _declared,
     "batch.item_done": _item_done,
     "keyids.set": _keyids,
@@ -367,21 +396,27 @@ def _fold_records(
     fold reads it: a fact's latest version, an event of a type that changes the state.
     """
     latest: dict[str, int] = {}  # the index of each key's latest fact, in first-seen order
-    version = state.version
+    first = version = state.version
+    folds = _RECORD_FOLDS
     try:
         for i, record in enumerate(events.records):
-            seq = record["seq"]
+            seq, kind, data = record["seq"], record["type"], record["data"]
             if seq != version + 1:
                 raise MalformedEvent(f"event {seq} follows version {version}")
-            kind = record["type"]
-            stored = record["data"].get("fact") if kind == "fact.formalized" else None
+            stored = data.get("fact") if kind == "fact.formalized" else None
             key = stored.get("key") if type(stored) is dict else None
             if type(key) is str:
                 latest[key] = i
+            elif (fold := folds.get(kind)) is not None:
+                try:
+                    fold(state, seq, data)
+                except (KeyError, TypeError, ValueError, ValidationError) as exc:
+                    raise MalformedEvent(f"event {seq} ({kind}): {exc}") from exc
             elif kind in _FOLDS:
                 _fold_one(state, events[i])
-            version, done[0] = seq, i + 1
+            version = seq
     finally:
+        done[0] = version - first
         facts.update((key, events[i]) for key, i in latest.items())
 
 

@@ -36,8 +36,11 @@ _CRC_KEY = b',"crc":"'
 _CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
 _SUM_AT = _CRC_TAIL - len(_CRC_KEY)  # where the 8 hex digits start, counted from the end
 _MORE = b',"more":true'
-_LINE = ("v", "seq", "type", "at", "data", "crc")
-_LINE_MORE = ("v", "seq", "type", "at", "data", "more", "crc")
+_KEYS = (
+    ("v", "seq", "type", "at", "data", "crc"),
+    ("v", "seq", "type", "at", "data", "more", "crc"),
+)
+"""The fields of a line, in order, indexed by whether its append goes on (``more``)."""
 _OPENERS = bytes(0x7B if b == 0x5B else b for b in range(256))  # "[" counts as "{"
 _NOT_OPENERS = bytes(b for b in range(256) if b not in b"{[\n")
 _plus_one = (1).__add__
@@ -98,7 +101,7 @@ def plain_records(
     lines = head.split(b"\n")
     if _too_long_or_deep(head, lines, max_bytes, depth):
         return None
-    objs = parse_joined(head, parse)
+    objs = parse_joined(head, parse, lines)
     if not objs:
         return None
     try:
@@ -116,34 +119,31 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> int |
 
     Returns how many lines are committed, or ``None`` at the first line that is not a plain
     event numbered ``seq``, ``seq + 1``, ... (some objects may then be changed already).
+
+    The parsed ``crc`` is not compared with the bytes: a JSON object whose bytes end with
+    ``,"crc":"…"}`` has exactly that last member, and the checksum is checked on the bytes,
+    as :func:`skillnb.store.journal.parse_line` checks it.
     """
     crc32 = zlib.crc32
     iso = datetime.fromisoformat
+    first = seq
     committed = 0
-    for n, (obj, raw) in enumerate(zip(objs, lines, strict=True), start=1):
+    for obj, raw in zip(objs, lines, strict=True):
         if type(obj) is not dict:
-            return None
-        keys = tuple(obj)
-        if keys == _LINE:
-            more = False
-        elif keys == _LINE_MORE and obj["more"] is True:
-            more = True
-        else:
             return None
         size = len(raw)
         content = raw[: size - _CRC_TAIL]
-        crc = obj["crc"]
-        if (
-            raw[size - _CRC_TAIL : size - _SUM_AT] != _CRC_KEY
+        more = content.endswith(_MORE)
+        if (  # the bytes end with the checksum of the rest, the object has the fields they say
+            tuple(obj) != _KEYS[more]
+            or raw[size - _CRC_TAIL : size - _SUM_AT] != _CRC_KEY
             or raw[size - 2 :] != b'"}'
-            or crc != raw[size - _SUM_AT : size - 2].decode("latin-1")
-            or crc32(b"}", crc32(content)) != int(crc, 16)
-            or content.endswith(_MORE) is not more
+            or crc32(b"}", crc32(content)) != int(raw[size - _SUM_AT : size - 2], 16)
         ):
             return None
         del obj["crc"]
-        if more:
-            del obj["more"]
+        if more and obj.pop("more") is not True:
+            return None
         v, number, kind, at, payload = obj.values()
         if (
             type(v) is not int
@@ -162,5 +162,5 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> int |
         obj["at"] = iso(at)  # ValueError: not a time
         seq += 1
         if not more:
-            committed = n
+            committed = seq - first
     return committed
