@@ -13,7 +13,7 @@ from sidecar_helpers import NOW, event_line, seal
 
 from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
-from skillnb.core.records import Event, EventDraft, Fact, RunState
+from skillnb.core.records import Event, EventDraft, Fact, RunState, Step
 from skillnb.core.state import MalformedEvent, apply_all
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
@@ -284,3 +284,39 @@ def test_a_gc_pause_leaves_what_it_built_out_of_the_young_generation() -> None:
     assert gc.isenabled()
     assert gc.get_count()[0] < 1000  # no young collection will walk the 40,000 objects
     assert len(kept) == 20_000
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"key": "s"},
+        {"key": "s", "source_hash": "h", "cell_id": "c", "idempotent": True, "owner": "h:1:2"},
+        {"key": 7, "idempotent": 0, "owner": None},
+    ],
+)
+def test_a_step_started_is_the_step_validation_builds(data: dict[str, Any]) -> None:
+    state = apply_all(RunState(run_id=""), [Event(seq=1, type="step.started", at=NOW, data=data)])
+    step = state.steps[str(data["key"])]
+    expected = Step.model_validate(
+        {
+            "key": str(data["key"]),
+            "status": "started",
+            "source_hash": data.get("source_hash"),
+            "cell_id": data.get("cell_id"),
+            "idempotent": bool(data.get("idempotent")),
+            "owner": data.get("owner"),
+            "started_seq": 1,
+        }
+    )
+    assert step == expected
+    assert list(step.__dict__.items()) == list(expected.__dict__.items())
+    assert step.model_fields_set == expected.model_fields_set
+    assert step.model_dump_json() == expected.model_dump_json()
+    step.status = "committed"  # assignable as any Step
+    assert step.model_copy(deep=True).status == "committed"
+
+
+def test_a_step_started_with_a_value_of_another_type_is_still_refused() -> None:
+    event = Event(seq=1, type="step.started", at=NOW, data={"key": "s", "source_hash": 5})
+    with pytest.raises(MalformedEvent, match="source_hash"):
+        apply_all(RunState(run_id=""), [event])

@@ -168,20 +168,51 @@ def _started(state: RunState, e: Event) -> None:
 
 def _start_step(state: RunState, seq: int, d: dict[str, Any]) -> None:
     key = str(d["key"])
-    state.steps[key] = _validate_step(
-        {
-            "key": key,
-            "status": "started",
-            "source_hash": d.get("source_hash"),
-            "cell_id": d.get("cell_id"),
-            "idempotent": bool(d.get("idempotent", False)),
-            "owner": d.get("owner"),
-            "started_seq": seq,
-        }
-    )
+    fields = {
+        "key": key,
+        "status": "started",
+        "source_hash": d.get("source_hash"),
+        "cell_id": d.get("cell_id"),
+        "idempotent": bool(d.get("idempotent", False)),
+        "owner": d.get("owner"),
+        "started_seq": seq,
+    }
+    state.steps[key] = _new_step(fields) or _validate_step(fields)
     if d.get("claim") is not None:
         claim = Claim.model_validate(d["claim"])
         state.claims[claim.key] = claim
+
+
+_STEP_DEFAULTS = {
+    name: None if field.is_required() else field.get_default(call_default_factory=True)
+    for name, field in Step.model_fields.items()
+}
+_PLAIN_TEXT = (type(None), str)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _new_step(fields: dict[str, Any]) -> Step | None:
+    """The Step that validating ``fields`` gives, built directly; ``None`` unless plain.
+
+    Plain: ``source_hash``, ``cell_id`` and ``owner`` are text or ``None`` (what validation
+    keeps as they are), the rest as :func:`_start_step` makes them (``key`` text,
+    ``idempotent`` a bool, ``started_seq`` an int).
+    """
+    if (
+        type(fields["source_hash"]) not in _PLAIN_TEXT
+        or type(fields["cell_id"]) not in _PLAIN_TEXT
+        or type(fields["owner"]) not in _PLAIN_TEXT
+    ):
+        return None
+    step = _new(Step)
+    values = dict(_STEP_DEFAULTS)
+    values.update(fields)
+    _set(step, "__dict__", values)
+    _set(step, "__pydantic_fields_set__", set(fields))
+    _set(step, "__pydantic_extra__", None)
+    _set(step, "__pydantic_private__", None)
+    return step
 
 
 def _assign(step: Step, **fields: Any) -> None:

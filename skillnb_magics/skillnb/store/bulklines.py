@@ -34,7 +34,7 @@ __all__ = ["Plain", "plain_records"]
 
 _CRC_KEY = b',"crc":"'
 _CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
-_SUM_AT = _CRC_TAIL - len(_CRC_KEY)  # where the 8 hex digits start, counted from the end
+_HEX_AT = len(_CRC_KEY)  # where the 8 hex digits start, counted from the checksum's start
 _MORE = b',"more":true'
 _KEYS = (
     ("v", "seq", "type", "at", "data", "crc"),
@@ -131,14 +131,14 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> int |
     for obj, raw in zip(objs, lines, strict=True):
         if type(obj) is not dict:
             return None
-        size = len(raw)
-        content = raw[: size - _CRC_TAIL]
+        size = len(raw) - _CRC_TAIL  # where the checksum begins
+        content = raw[:size]
         more = content.endswith(_MORE)
         if (  # the bytes end with the checksum of the rest, the object has the fields they say
             tuple(obj) != _KEYS[more]
-            or raw[size - _CRC_TAIL : size - _SUM_AT] != _CRC_KEY
-            or raw[size - 2 :] != b'"}'
-            or crc32(b"}", crc32(content)) != int(raw[size - _SUM_AT : size - 2], 16)
+            or not raw.startswith(_CRC_KEY, size)
+            or not raw.endswith(b'"}')
+            or crc32(b"}", crc32(content)) != int(raw[size + _HEX_AT : -2], 16)
         ):
             return None
         del obj["crc"]
