@@ -12,7 +12,7 @@ import pytest
 from sidecar_helpers import NOW, event_line, seal
 
 from skillnb.core.eventrecords import EventRecords
-from skillnb.core.gcpause import gc_paused
+from skillnb.core.gcpause import PROMOTE_AFTER, gc_paused
 from skillnb.core.records import Event, EventDraft, Fact, RunState, Step
 from skillnb.core.state import MalformedEvent, apply_all
 from skillnb.errors import StoreCorrupted
@@ -277,13 +277,22 @@ def test_replay_with_orjson_and_with_the_stdlib_gives_the_same_state(
     assert states[0]["version"] == head
 
 
-def test_a_gc_pause_leaves_what_it_built_out_of_the_young_generation() -> None:
+def test_a_long_gc_pause_leaves_what_it_built_out_of_the_young_generation() -> None:
     gc.collect()
     with gc_paused():
-        kept = [{"n": [i]} for i in range(20_000)]
+        kept = [{"n": [i]} for i in range(PROMOTE_AFTER)]
     assert gc.isenabled()
-    assert gc.get_count()[0] < 1000  # no young collection will walk the 40,000 objects
-    assert len(kept) == 20_000
+    assert gc.get_count()[0] < 1000  # no young collection will walk the objects kept
+    assert len(kept) == PROMOTE_AFTER
+
+
+def test_a_short_gc_pause_leaves_young_objects_young() -> None:
+    gc.collect()
+    with gc_paused():
+        kept = [{"n": [i]} for i in range(200)]
+    assert gc.isenabled()
+    assert gc.get_count()[0] >= 400  # still counted as young: collected young if garbage
+    assert len(kept) == 200
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ __all__ = [
     "RECORD_VERSION",
     "Approval",
     "Batch",
+    "CheckedDraft",
     "Claim",
     "Event",
     "EventDraft",
@@ -162,6 +163,16 @@ class EventDraft(_Record):
     """When it happened (timezone-aware)."""
     data: dict[str, JsonValue] = Field(default_factory=dict)
     """The payload, JSON only."""
+
+
+class CheckedDraft(EventDraft):
+    """A draft whose data its maker knows to be strict JSON.
+
+    Only exact JSON types (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``bool``,
+    finite ``float``, ``None``): no NaN, no tuple, no other object. A store may then encode it
+    with a faster encoder that would not refuse what is not JSON; every other draft is checked
+    by the strict encoder. :func:`skillnb.service.facts.write_fact` makes these.
+    """
 
 
 class Event(_Record):

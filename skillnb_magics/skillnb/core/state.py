@@ -386,6 +386,8 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
             field its type needs. The state then includes every event before that one.
 
     """
+    if type(events) is list and len(events) == 1:  # one commit's event: nothing to defer
+        return _apply_one(state, events[0])
     views = state._views  # the view indexes are told what changed, if built
     facts: dict[str, Event] = {}  # the latest fact.formalized of each key, in first-seen order
     last: Event | None = None
@@ -449,6 +451,21 @@ def _fold_records(
     finally:
         done[0] = version - first
         facts.update((key, events[i]) for key, i in latest.items())
+
+
+def _apply_one(state: RunState, event: Event) -> RunState:
+    """:func:`apply_all` for a single event (the common commit), without its bookkeeping."""
+    if event.seq != state.version + 1:
+        raise MalformedEvent(f"event {event.seq} follows version {state.version}")
+    _fold_one(state, event)  # raises before anything below: the state stays as it was
+    private = state.__pydantic_private__  # attribute access to it goes through __getattr__
+    views = private.get("_views") if private else None
+    if views is not None:
+        views.note(event)
+    state.version = event.seq
+    state.updated_at = event.at
+    state.last_operation = describe_event(event)
+    return state
 
 
 def _defer_fact(facts: dict[str, Event], event: Event) -> bool:

@@ -8,9 +8,23 @@ commits one ``fact.formalized`` event, plus any events the caller adds to the sa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from functools import partial
 from typing import Any
 
-from skillnb.core.records import EventDraft, Fact, FactKind, RunState
+from pydantic import TypeAdapter
+from pydantic_core import to_jsonable_python
+
+from skillnb.core.limits import check_key, check_text
+from skillnb.core.records import (
+    FACT_KINDS,
+    RECORD_VERSION,
+    CheckedDraft,
+    EventDraft,
+    Fact,
+    FactKind,
+    RunState,
+)
 from skillnb.errors import SkillnbError
 from skillnb.service.journal import RunJournal
 from skillnb.store import codec
@@ -35,34 +49,60 @@ def write_fact(
     ``extra`` events are appended in the same commit, stamped with the fact's time.
 
     Raises:
-        SkillnbError: ``key`` is not a non-empty string.
+        SkillnbError: ``key`` is not a non-empty string; ``kind``, ``note``, ``cell_id`` or
+            ``source_hash`` is not what a fact holds.
         ConflictError: ``expected_version`` is given and is not the latest version.
 
     """
     if not isinstance(key, str) or not key:
         raise SkillnbError(f"a fact key must be a non-empty string, not {key!r}")
+    _check_fields(key, kind, note, cell_id, source_hash)
     encoded = codec.encode(value, journal.store, **journal.codec_options())
+    stored_value = encoded.value if encoded.plain else to_jsonable_python(encoded.value)
     at = journal.clock()
+    at_json = _json_time(at)
 
     def make(state: RunState) -> list[EventDraft]:
         previous = state.facts.get(key)
-        fact = Fact(
-            key=key,
-            value=encoded.value,
-            encoding=encoded.encoding,
-            restorable=encoded.restorable,
-            kind=kind,
-            version=previous.version + 1 if previous else 1,
-            at=at,
-            cell_id=cell_id,
-            source_hash=source_hash,
-            note=note,
-            preview=encoded.preview,
-        )
-        drafted = journal.draft("fact.formalized", fact=fact.model_dump(mode="json"))
-        return [drafted, *(d.model_copy(update={"at": drafted.at}) for d in extra)]
+        fact = {  # what Fact(...).model_dump(mode="json") gives, built directly
+            "v": RECORD_VERSION,
+            "key": key,
+            "value": stored_value,
+            "encoding": encoded.encoding,
+            "restorable": encoded.restorable,
+            "kind": kind,
+            "version": previous.version + 1 if previous else 1,
+            "seq": 0,
+            "at": at_json,
+            "cell_id": cell_id,
+            "source_hash": source_hash,
+            "note": note,
+            "preview": encoded.preview,
+        }
+        # Strict JSON: a plain value, or what the codec's strict encoder wrote (made plain).
+        drafted = CheckedDraft(type="fact.formalized", at=at, data={"fact": fact})
+        if not extra:
+            return [drafted]
+        return [drafted, *(d.model_copy(update={"at": at}) for d in extra)]
 
     journal.commit(make, expected_version, speculative=True)  # make has no side effects
     fact = journal.state.facts[key]
     journal.remember_decoded(key, fact.version, value if encoded.restorable else encoded.value)
     return journal.decode(fact)
+
+
+def _check_fields(
+    key: str, kind: str, note: str | None, cell_id: str | None, source_hash: str | None
+) -> None:
+    """What ``check_event`` and the :class:`Fact` model check, before anything is encoded."""
+    check_key(key, "fact key")
+    check_text(note, "note")
+    if kind not in FACT_KINDS:
+        raise SkillnbError(f"a fact's kind is one of {', '.join(FACT_KINDS)}; not {kind!r}")
+    for what, text in (("cell id", cell_id), ("source hash", source_hash)):
+        if text is not None and not isinstance(text, str):
+            raise SkillnbError(f"a fact's {what} must be a string, not {type(text).__name__}")
+
+
+_json_time = partial(TypeAdapter(datetime).serializer.to_python, mode="json")
+"""A time as ``Fact.model_dump(mode="json")`` writes it (``...Z`` for UTC)."""

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import getpass
 import threading
+import time
 import uuid
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
@@ -46,8 +47,22 @@ _SPECULATIONS = 3
 
 
 def now() -> datetime:
-    """The current local time, timezone-aware (the default clock)."""
-    return datetime.now(UTC).astimezone()
+    """The current local time, timezone-aware (the default clock).
+
+    The local zone's offset is looked up once a minute: offsets change only at whole minutes
+    (daylight saving time starts and ends on the hour or half hour), so within one minute
+    the offset found at its start holds.
+    """
+    global _zone, _zone_until  # a cache of the process's local offset
+    moment = time.time()
+    if not _zone_until - 60.0 <= moment < _zone_until:
+        _zone = datetime.fromtimestamp(moment, UTC).astimezone().tzinfo or UTC
+        _zone_until = (moment // 60.0 + 1.0) * 60.0
+    return datetime.fromtimestamp(moment, _zone)
+
+
+_zone: tzinfo = UTC
+_zone_until = 0.0
 
 
 def default_user(env: Mapping[str, str]) -> str:
@@ -263,7 +278,7 @@ class RunJournal:
                 # Another writer moved the run; the refusal brought what it wrote: try again.
             if isinstance(done, list):
                 return done
-            self.refresh()  # a run set aside or replaced is reported before any lock is taken
+            self._check_usable()  # a run set aside or replaced is found under the lock
             try:
                 return self._commit_locked(make, expected_version, sync)
             except FileNotFoundError:

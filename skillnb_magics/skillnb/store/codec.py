@@ -32,7 +32,7 @@ Extend with :meth:`Codec.register` on a :class:`Codec` you pass around, or with 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from skillnb.errors import SkillnbError
@@ -98,6 +98,10 @@ class Encoded:
     """False when only a ``repr`` was kept."""
     preview: str
     """One line of at most 80 characters."""
+    plain: bool = field(default=False, compare=False)
+    """True when ``value`` is made only of exact JSON types (``dict`` with ``str`` keys,
+    ``list``, ``str``, ``int``, ``bool``, finite ``float``, ``None``): it needs no conversion
+    to be written as JSON."""
 
 
 class Codec:
@@ -165,7 +169,7 @@ class Codec:
             ref = store.put_blob(text.encode("utf-8", "replace"))
             envelope = {"$blob": ref, "encoding": "repr", "size": len(text)}
             return Encoded(envelope, "blob", False, clip_preview(text))
-        return Encoded(text, "repr", False, clip_preview(text))
+        return Encoded(text, "repr", False, clip_preview(text), plain=True)
 
     def _encode_plain(self, plain: Any, store: BlobStore, blob_threshold: int) -> Encoded | None:
         """Encode a value :func:`_plain` copied; ``None``: it is not UTF-8 (a lone surrogate)."""
@@ -178,7 +182,7 @@ class Codec:
         preview = clip_preview(plain if isinstance(plain, str) else text)
         if size > blob_threshold:
             return _to_blob(_builtin(self, name), plain, store, preview)
-        return Encoded(plain, name, True, preview)
+        return Encoded(plain, name, True, preview, plain=True)
 
     def decode(self, stored: Any, encoding: str, store: BlobStore) -> Any:
         """Rebuild the value stored as ``stored`` with ``encoding``.

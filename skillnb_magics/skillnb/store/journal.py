@@ -52,6 +52,11 @@ from skillnb.store.bulklines import plain_records
 from skillnb.store.fastline import fast_event, line_event, parse_lines
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - exercised by the tests that hide orjson
+    orjson = None  # type: ignore[assignment]
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_LINE_BYTES",
@@ -116,7 +121,31 @@ _LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_n
 """Strict, compact JSON for journal lines (built once: ``json.dumps`` builds one per call)."""
 
 
-def _event_json(event: Event) -> bytes:
+def _checked_json(event: Event) -> bytes | None:
+    """The line's JSON by ``orjson`` for data known to be strict JSON; ``None``: not here.
+
+    ``orjson`` writes NaN as ``null`` where the standard library refuses it, so it is only
+    used for a :class:`~skillnb.core.records.CheckedDraft`'s data. What it cannot write the
+    same way (an integer beyond 64 bits, a lone surrogate, an offset of seconds) is left to
+    the standard library, which decides.
+    """
+    at = event.at
+    offset = at.utcoffset()
+    if orjson is None or offset is None or offset.seconds % 60 or offset.microseconds:
+        return None
+    line = {"v": event.v, "seq": event.seq, "type": event.type, "at": at, "data": event.data}
+    try:
+        return orjson.dumps(line)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return None
+
+
+def _event_json(event: Event, checked: bool = False) -> bytes:
+    body = _checked_json(event) if checked else None
+    if body is not None:
+        if body.count(b"[") + body.count(b"{") > MAX_DEPTH and json_depth_exceeds(body):
+            raise EventRejected(_too_deep(event))
+        return body
     try:
         text = _LINE_JSON.encode(
             {
@@ -133,22 +162,28 @@ def _event_json(event: Event) -> bytes:
             f"event {event.seq} ({event.type}) cannot be journaled, its data is not JSON: {exc}"
         ) from exc
     if json_depth_exceeds(body, MAX_DEPTH):
-        raise EventRejected(
-            f"event {event.seq} ({event.type}) nests more than {MAX_DEPTH} levels deep; "
-            "flatten the value or store it as text"
-        )
+        raise EventRejected(_too_deep(event))
     return body
 
 
-def event_text(event: Event) -> bytes:
+def _too_deep(event: Event) -> str:
+    return (
+        f"event {event.seq} ({event.type}) nests more than {MAX_DEPTH} levels deep; "
+        "flatten the value or store it as text"
+    )
+
+
+def event_text(event: Event, checked: bool = False) -> bytes:
     """The JSON of one event as a journal line holds it, without the checksum and newline.
+
+    ``checked``: the event was drafted as a :class:`~skillnb.core.records.CheckedDraft`.
 
     Raises:
         EventRejected: the event's data is not JSON (NaN, a set, a lone surrogate, ...), nests
             deeper than :data:`MAX_DEPTH`, or is longer than :data:`MAX_LINE_BYTES`.
 
     """
-    body = _event_json(event)
+    body = _event_json(event, checked)
     if len(body) > MAX_LINE_BYTES:
         raise EventRejected(
             f"event {event.seq} ({event.type}) is {len(body)} bytes, over the journal's "
@@ -157,8 +192,8 @@ def event_text(event: Event) -> bytes:
     return body
 
 
-def _sealed_line(event: Event, more: bool) -> bytes:
-    line = _seal(_event_json(event)[:-1] + (_MORE if more else b""))
+def _sealed_line(event: Event, more: bool, checked: bool) -> bytes:
+    line = _seal(_event_json(event, checked)[:-1] + (_MORE if more else b""))
     if len(line) - 1 > MAX_LINE_BYTES:
         raise EventRejected(
             f"event {event.seq} ({event.type}) is {len(line) - 1} bytes as a journal line, over "
@@ -167,8 +202,11 @@ def _sealed_line(event: Event, more: bool) -> bytes:
     return line
 
 
-def encode_events(events: Sequence[Event]) -> bytes:
+def encode_events(events: Sequence[Event], checked: Sequence[bool] = ()) -> bytes:
     """Encode the journal lines of one append, the last one committing the group.
+
+    ``checked[i]``: event ``i`` was drafted as a :class:`~skillnb.core.records.CheckedDraft`
+    (missing: it was not).
 
     Raises:
         EventRejected: an event's data is not JSON (NaN, a set, a lone surrogate, ...), nests
@@ -177,7 +215,8 @@ def encode_events(events: Sequence[Event]) -> bytes:
 
     """
     last = len(events) - 1
-    return b"".join(_sealed_line(e, i < last) for i, e in enumerate(events))
+    flags = [*checked, *[False] * (len(events) - len(checked))]
+    return b"".join(_sealed_line(e, i < last, flags[i]) for i, e in enumerate(events))
 
 
 def encode_header(base: int, run_id: str | None = None) -> bytes:

@@ -39,7 +39,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
-from skillnb.core.records import Event, EventDraft, RunState
+from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.appender import Appender
 from skillnb.store.blobs import BlobFolder
@@ -316,7 +316,7 @@ class SidecarStore(Closing):
                 Event(seq=head + i, type=d.type, at=d.at, data=d.data)
                 for i, d in enumerate(drafts, start=1)
             ]
-            data = encode_events(events)
+            data = encode_events(events, [type(d) is CheckedDraft for d in drafts])
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
                 return events
