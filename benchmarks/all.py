@@ -19,6 +19,7 @@ import argparse
 import ast
 import importlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     table: list[Row] = []
     notes: list[str] = []
     failed = False
+    loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="skillnb-bench-") as tmp:
         for name in chosen:
             extra = ["--no-postgres"] if name == "store" else []  # store_postgres runs alone
@@ -115,12 +117,28 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 table += rows
                 notes.append(f"{name}: {len(rows)} figures, {seconds:.0f} s")
+            loads.append(os.getloadavg()[0])
     print("\n=== all benchmarks\n")
     print(format_table(table) if table else "(no figures)")
     print()
     for note in notes:
         print(note)
+    print(busy(loads, os.cpu_count() or 1))
     return 1 if failed else 0
+
+
+def busy(loads: list[float], cores: int) -> str:
+    """A line on the machine's load while the benchmarks ran (a busy disk slows every fsync).
+
+    Ratios to a raw write+fsync shrink when other processes keep the disk busy (each fsync
+    then waits for theirs), so figures taken with a load above the number of cores are
+    flagged: compare them with care.
+    """
+    peak = max(loads)
+    line = f"load average (1 min) {min(loads):.1f}-{peak:.1f} on {cores} cores"
+    if peak > cores:
+        line += ": BUSY (others shared CPU and disk; fsync ratios look better than they are)"
+    return line
 
 
 if __name__ == "__main__":
