@@ -106,6 +106,28 @@ def test_the_body_is_transformed_once(shell: RaisingShell, monkeypatch: pytest.M
     assert calls == ["y = 2\ny * 21"]
 
 
+def test_a_body_run_again_matches_a_fresh_transform(shell: RaisingShell) -> None:
+    for raw in ("x = %time 1\nx", "!echo hi", "42;", "  y = 3\n  y"):
+        first = cellexec.transform(shell, raw)
+        assert cellexec.transform(shell, raw) == first == shell.transform_cell(raw)
+
+
+def test_a_transform_of_the_users_own_is_asked_every_time(shell: RaisingShell) -> None:
+    seen: list[list[str]] = []
+
+    def counting(lines: list[str]) -> list[str]:
+        seen.append(lines)
+        return lines
+
+    shell.input_transformers_cleanup.append(counting)
+    try:
+        for _ in range(3):
+            assert cellexec.execute(shell, "z = 5\nz * 2", capture="last") == 10
+    finally:
+        shell.input_transformers_cleanup.remove(counting)
+    assert len(seen) == 3
+
+
 def test_a_body_that_awaits_runs_in_an_event_loop(shell: RaisingShell) -> None:
     value = cellexec.execute(shell, "import asyncio\nawait asyncio.sleep(0)\n7", capture="last")
     assert value == 7

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from shellkit import FakeChannel, RaisingShell, cell, last, last_volatile
 
 from skillnb.core.records import Event
-from skillnb.jupyter.display import MIME, Output, build_bundle
+from skillnb.jupyter.display import MIME, Output, build_bundle, event_dump
 from skillnb.jupyter.extension import current_run, current_session
 from skillnb.jupyter.mirror import MIRROR_TARGET, MirrorChannel
 
@@ -51,6 +52,23 @@ def test_data_is_deterministic_and_the_volatile_part_is_in_metadata() -> None:
     }
     assert meta2[MIME]["run_id"] == "bbb"
     assert meta2[MIME]["mirror"] is None
+
+
+@pytest.mark.parametrize(
+    "zone",
+    [
+        UTC,
+        timezone(timedelta(0)),
+        timezone(timedelta(hours=-3, minutes=-30)),
+        timezone(timedelta(seconds=30)),
+    ],
+)
+@pytest.mark.parametrize("micro", [0, 1, 120000])
+def test_an_event_dump_is_the_models_own(zone: timezone, micro: int) -> None:
+    at = datetime(2026, 1, 2, 3, 4, 5, micro, tzinfo=zone)
+    data: dict[str, Any] = {"key": "k", "fact": {"value": [1, {"a": None}], "note": "é"}}
+    event = Event(seq=7, type="fact.formalized", at=at, data=data)
+    assert event_dump(event) == event.model_dump(mode="json")
 
 
 def test_every_piece_of_text_is_escaped_in_html() -> None:

@@ -255,3 +255,17 @@ def test_the_cells_own_warnings_are_shown_as_usual(ip: RaisingShell) -> None:
         cell(ip, "%%formalize x\nimport warnings\nwarnings.warn('old api', DeprecationWarning)\n1")
     assert last(ip)[MIME]["status"] == "ok"
     assert "old api" not in last(ip)["text/plain"]
+
+
+def test_the_magic_line_expands_names_from_the_namespace(ip: RaisingShell) -> None:
+    ip.user_ns.update(which="budget", result="mine", words="cost 5")
+    cell(ip, '%%formalize $which --note "{words}, {result}"\n5')
+    fact = current_run(ip).fact("budget")
+    assert fact is not None
+    assert fact.note == "cost 5, mine"  # the user's names, never IPython's own locals
+    cell(ip, "%%formalize plain --note '{missing}'\n1")  # cannot expand: kept as written
+    kept = current_run(ip).fact("plain")
+    assert kept is not None
+    assert kept.note == "{missing}"
+    cell(ip, "%%gate --name step_$which\npass")
+    assert "gate:step_budget" in current_run(ip).journal.refresh().steps

@@ -201,6 +201,30 @@ def test_rapid_changes_are_coalesced_until_the_cell_ends(
     assert "<code>b</code>" in view.facts.value
 
 
+def test_a_short_cell_is_shown_once_when_it_ends(
+    run: Run, make_view: Callable[..., RunView]
+) -> None:
+    now = [100.0]
+    shell = FakeShell()
+    view = make_view(run, refresh_interval=1.0, clock=lambda: now[0], shell=shell)
+    feed = view.feed
+    assert feed is not None
+    before = feed.publishes
+    shell.events.trigger("pre_execute")
+    run.formalize("a", 1)  # the step's marker and its commit: nothing described yet
+    run.formalize("b", 2)
+    assert "<code>a</code>" not in view.facts.value
+    assert feed.publishes == before
+    shell.events.trigger("post_execute")
+    assert "<code>b</code>" in view.facts.value
+    assert feed.publishes == before + 1  # described once, after the cell
+    shell.events.trigger("pre_execute")
+    now[0] += 5  # a long cell: its commits show as it goes
+    run.formalize("c", 3)
+    assert "<code>c</code>" in view.facts.value
+    assert feed.publishes == before + 2
+
+
 def test_close_unsubscribes_and_closes_widgets(run: Run, make_view: Callable[..., RunView]) -> None:
     shell = FakeShell()
     view = make_view(run, shell=shell)

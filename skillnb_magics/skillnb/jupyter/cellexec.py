@@ -27,10 +27,18 @@ from typing import IO, Any
 
 from skillnb.errors import SkillnbError
 
-__all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare"]
+__all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare", "transform"]
 
 _VALUE = "_skillnb_cell_value_"
 _MISSING = object()
+_MUTED: dict[str, bool] = {}
+"""Whether a body (transformed) ends with ``;``, by its text (it is tokenized once)."""
+_STATIC: dict[tuple[str, tuple[int, ...]], str] = {}
+"""Bodies already through IPython's static transforms, by text and transformers."""
+_IPYTHONS: dict[tuple[int, ...], bool] = {}
+"""Whether each set of installed static transforms is IPython's own (cacheable)."""
+_CACHED = 256
+"""Entries each of those caches keeps (the oldest goes first)."""
 
 
 class NoValue(SkillnbError):
@@ -47,13 +55,13 @@ class _CaptureLast(ast.NodeTransformer):
         if not node.body or not isinstance(node.body[-1], ast.Expr):
             return node
         last = node.body[-1]
-        target = ast.Name(id=_VALUE, ctx=ast.Store())
+        # Each new node takes the expression's place (no walk over the whole tree to fix them).
+        target = ast.copy_location(ast.Name(id=_VALUE, ctx=ast.Store()), last)
         assign = ast.copy_location(ast.Assign(targets=[target], value=last.value), last)
         node.body[-1] = assign
         if self.show:
-            shown = ast.Expr(value=ast.Name(id=_VALUE, ctx=ast.Load()))
-            node.body.append(ast.copy_location(shown, last))
-        ast.fix_missing_locations(node)
+            name = ast.copy_location(ast.Name(id=_VALUE, ctx=ast.Load()), last)
+            node.body.append(ast.copy_location(ast.Expr(value=name), last))
         return node
 
 
@@ -98,7 +106,7 @@ class Body:
         self.failed: tuple[type[BaseException], BaseException, Any] | None = None
         """The input transforms raised (IPython shows this as the cell's error)."""
         try:
-            self.code: str = shell.transform_cell(raw)
+            self.code: str = transform(shell, raw)
         except Exception as exc:  # noqa: BLE001  # shown when the body runs, as IPython does
             self.code = raw
             self.failed = (type(exc), exc, exc.__traceback__)
@@ -152,11 +160,16 @@ class Body:
     def muted(self) -> bool:
         """The body ends with ``;``: its last expression is not shown."""
         if self._muted is None:
+            self._muted = _MUTED.get(self.code)
+        if self._muted is None:
             try:
                 ends = self.shell.displayhook.semicolon_at_end_of_expression(self.code)
             except Exception:  # noqa: BLE001  # untokenizable: it will not run either
                 ends = False
             self._muted = bool(ends)
+            if len(_MUTED) >= _CACHED:
+                _MUTED.pop(next(iter(_MUTED)))
+            _MUTED[self.code] = self._muted
         return self._muted
 
     def needs_loop(self) -> bool:
@@ -164,6 +177,59 @@ class Body:
         if "await" not in self.code and "async" not in self.code:
             return False
         return bool(self.shell.should_run_async(self.raw, transformed_cell=self.code))
+
+
+def _static_key(shell: Any, raw: str) -> tuple[str, tuple[int, ...]] | None:
+    """What the static transforms of ``raw`` depend on, or ``None``: do not cache."""
+    if getattr(shell.transform_cell, "__func__", None) is not _stock_transform_cell():
+        return None  # a shell that transforms its own way: ask it every time
+    manager = shell.input_transformer_manager
+    lists = (manager.cleanup_transforms, manager.line_transforms, manager.token_transformers)
+    installed = (id(manager), *(id(t) for transforms in lists for t in transforms))
+    known = _IPYTHONS.get(installed)
+    if known is None:  # a transform of the user's own may depend on more than the text
+        known = all(_from_ipython(t) for transforms in lists for t in transforms)
+        _IPYTHONS[installed] = known
+    return (raw, installed) if known else None
+
+
+def _from_ipython(transform: Any) -> bool:
+    return str(getattr(transform, "__module__", "")).startswith("IPython.")
+
+
+def _stock_transform_cell() -> Any:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    return InteractiveShell.transform_cell
+
+
+def transform(shell: Any, raw: str) -> str:
+    """``shell.transform_cell(raw)``, the static part cached per body text.
+
+    IPython's static transforms (``%magic``, ``!cmd``, ``?``, cleanup of prompts) depend only
+    on the text, so a cell run again is not transformed again (unless a transform that is
+    not IPython's own is installed: then every time); the dynamic part (prefiltering a
+    one-line cell, which may look at the namespace) and ``input_transformers_post`` run
+    every time, as in :meth:`~IPython.core.interactiveshell.InteractiveShell.transform_cell`.
+    """
+    key = _static_key(shell, raw)
+    if key is None:
+        return str(shell.transform_cell(raw))
+    cell = _STATIC.get(key)
+    if cell is None:
+        cell = shell.input_transformer_manager.transform_cell(raw)
+        if len(_STATIC) >= _CACHED:
+            _STATIC.pop(next(iter(_STATIC)))
+        _STATIC[key] = cell
+    if len(cell.splitlines()) == 1:
+        with shell.builtin_trap:
+            cell = shell.prefilter_manager.prefilter_lines(cell) + "\n"
+    if shell.input_transformers_post:
+        lines = cell.splitlines(keepends=True)
+        for post in shell.input_transformers_post:
+            lines = post(lines)
+        cell = "".join(lines)
+    return cell
 
 
 def prepare(shell: Any, body: str, source: str = "") -> Body:

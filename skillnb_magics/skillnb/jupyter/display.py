@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from skillnb.core.records import Event
 
-__all__ = ["MIME", "Output", "Status", "build_bundle", "html_block", "preview_only"]
+__all__ = ["MIME", "Output", "Status", "build_bundle", "event_dump", "html_block", "preview_only"]
 
 MIME = "application/vnd.skillnb.v1+json"
 """The MIME type of SKILL.nb outputs."""
@@ -76,8 +76,22 @@ def html_block(badge: str, lines: Sequence[str], status: str) -> str:
 
 
 def _dump(event: Event, values: bool) -> dict[str, Any]:
-    dump = event.model_dump(mode="json")
+    dump = event_dump(event)
     return dump if values else preview_only(dump)
+
+
+def event_dump(event: Event) -> dict[str, Any]:
+    """``event.model_dump(mode="json")``, built directly: its data is JSON already.
+
+    The dump shares the event's data (outputs are serialized, never changed in place).
+    """
+    at = event.at.isoformat()
+    offset = event.at.utcoffset()
+    if offset is None or offset.seconds % 60 or offset.microseconds:
+        return event.model_dump(mode="json")  # no zone, or one pydantic writes its own way
+    if at.endswith("+00:00"):
+        at = at[:-6] + "Z"  # as pydantic writes UTC
+    return {"v": event.v, "seq": event.seq, "type": event.type, "at": at, "data": event.data}
 
 
 def preview_only(dump: dict[str, Any]) -> dict[str, Any]:

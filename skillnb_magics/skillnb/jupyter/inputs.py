@@ -12,6 +12,7 @@ tracked* and said so once.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 from collections.abc import Collection, Mapping
@@ -24,6 +25,7 @@ __all__ = [
     "Parameters",
     "assigned_names",
     "cell_inputs",
+    "free_names",
     "names_read",
     "parameter_cells",
 ]
@@ -57,10 +59,15 @@ def _parse(code: str) -> ast.Module | None:
 
 def assigned_names(code: str) -> set[str]:
     """Names assigned at the top level of ``code`` (a parameters cell)."""
+    return set(_assigned(code))
+
+
+@functools.lru_cache(maxsize=64)  # the parameters cells are read again by every formalized cell
+def _assigned(code: str) -> frozenset[str]:
     tree = _parse(code)
     names: set[str] = set()
     if tree is None:
-        return names
+        return frozenset()
     for node in tree.body:
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -69,7 +76,7 @@ def assigned_names(code: str) -> set[str]:
             targets = [node.target]
         for target in targets:
             names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return names
+    return frozenset(names)
 
 
 def names_read(code: str | ast.AST) -> set[str]:
@@ -92,6 +99,12 @@ def names_read(code: str | ast.AST) -> set[str]:
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
     return loaded - bound
+
+
+@functools.lru_cache(maxsize=256)
+def free_names(code: str) -> frozenset[str]:
+    """:func:`names_read` of source ``code``, remembered per text (a cell run again)."""
+    return frozenset(names_read(code))
 
 
 def parameter_cells(notebook: Path) -> list[str]:
@@ -190,7 +203,8 @@ def cell_inputs(
         facts: the run's fact keys (another fact read by the cell is an input).
 
     """
-    wanted = sorted(n for n in names_read(code) if (n in parameters or n in facts))
+    names = free_names(code) if isinstance(code, str) else names_read(code)
+    wanted = sorted(n for n in names if (n in parameters or n in facts))
     found = CellInputs()
     digest = hashlib.sha256()
     for name in wanted:

@@ -126,7 +126,9 @@ class RunFeed:
         schedule: runs a callback on the kernel's event loop (default: the running loop's;
             without one, only this kernel's own commits reach the views).
         refresh_interval: commits closer together than this (seconds) are coalesced; the
-            last one is shown when the cell finishes.
+            last one is shown when the cell finishes. A cell's commits in its first
+            ``refresh_interval`` are shown when it finishes too (once): a short cell is
+            described once, after it ran, not before its body runs.
         clock: monotonic seconds (injectable for tests).
         shell: the IPython shell whose ``post_execute`` event flushes coalesced updates.
         source: how changes from other processes are noticed (default:
@@ -156,6 +158,7 @@ class RunFeed:
         self._views: list[weakref.ref[LiveView]] = []
         self._follower: ChangeFollower | None = None
         self._last = -math.inf
+        self._cell_began = -math.inf  # pre_execute of the cell running now
         self._dirty = False
         self._published: int | None = None
         self.closed = False
@@ -164,6 +167,7 @@ class RunFeed:
         self._unsubscribe = run.subscribe(self._committed)
         self._shell = shell
         if shell is not None:
+            shell.events.register("pre_execute", self._cell_begins)
             shell.events.register("post_execute", self._flush)
 
     # -- views ---------------------------------------------------------------------------
@@ -220,10 +224,13 @@ class RunFeed:
         """A commit of this kernel: show it now, or when the cell ends if one was just shown."""
         if not self._views:
             return
-        if self._clock() - self._last >= self.refresh_interval:
+        if self._clock() - max(self._last, self._cell_began) >= self.refresh_interval:
             self.publish()
         else:
             self._dirty = True
+
+    def _cell_begins(self, *_args: object) -> None:
+        self._cell_began = self._clock()
 
     def _external(self) -> None:
         """The run's files (or its team store) changed: show it if its version moved."""
@@ -237,6 +244,7 @@ class RunFeed:
             self.publish()
 
     def _flush(self, *_args: object) -> None:
+        self._cell_began = -math.inf  # between cells, another writer's change shows at once
         if self._dirty:
             self.publish()
 
@@ -266,8 +274,12 @@ class RunFeed:
         self._unwatch()
         self._unsubscribe()
         if self._shell is not None:
-            with contextlib.suppress(ValueError):  # already unregistered (the shell was reset)
-                self._shell.events.unregister("post_execute", self._flush)
+            for event, callback in (
+                ("pre_execute", self._cell_begins),
+                ("post_execute", self._flush),
+            ):
+                with contextlib.suppress(ValueError):  # already unregistered (shell reset)
+                    self._shell.events.unregister(event, callback)
             self._shell = None
         views = self.views
         self._views.clear()

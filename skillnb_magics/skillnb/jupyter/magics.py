@@ -9,6 +9,7 @@ the user's own cell is shown by IPython as usual, once.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from IPython.core import magic as _magic
 from IPython.core import magic_arguments as _arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
+from IPython.utils.text import DollarFormatter
 
 from skillnb.core.summary import facts_needed
 from skillnb.errors import GateBlocked, RunReplaced, SkillnbError
@@ -45,6 +47,9 @@ _NO_EXPRESSION = (
 )
 
 
+_DOLLARS = DollarFormatter()
+"""Expands ``$name`` and ``{expression}`` in a magic's line, as IPython does."""
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -66,6 +71,7 @@ def argument(*args: Any, **kwargs: Any) -> _Decorator:
 # IPython annotates its markers as returning "the function or a decorator"; used bare, as
 # here, they return the function.
 cell_magic = cast("_Decorator", _magic.cell_magic)
+no_var_expand = cast("_Decorator", _magic.no_var_expand)
 line_magic = cast("_Decorator", _magic.line_magic)
 line_cell_magic = cast("_Decorator", _magic.line_cell_magic)
 
@@ -81,6 +87,7 @@ def parse_argstring(magic: Callable[..., Any], line: str) -> argparse.Namespace:
     return commands.parse_with(parser, line)
 
 
+@functools.lru_cache(maxsize=256)  # pure: a cell run again is not hashed again
 def formalize_source_hash(line: str, body: str) -> str:
     """Hash a ``%%formalize`` cell (magic line and body, normalised) to tell it unchanged.
 
@@ -107,6 +114,20 @@ class SkillnbMagics(Magics):
     def _wait(given: float | None) -> float:
         """``--wait`` when given, else the kernel's ``$SKILLNB_WAIT`` (``skillnb run --wait``)."""
         return given if given is not None else wait_from_env(os.environ)
+
+    def _expanded(self, line: str) -> str:
+        """``line`` with ``$name`` and ``{expression}`` expanded from the user namespace.
+
+        What IPython does to a magic's line, without copying the whole namespace for every
+        cell (twice) when the line has nothing to expand; a line that cannot be expanded is
+        kept as it is.
+        """
+        if "$" not in line and "{" not in line:
+            return line
+        try:
+            return str(_DOLLARS.vformat(line, args=[], kwargs=self.session.shell.user_ns))
+        except Exception:  # noqa: BLE001  # as IPython: what cannot be expanded stays as written
+            return line
 
     def _body(self, cell: str) -> cellexec.Body:
         """The magic's body, transformed once, numbered as the lines of the user's cell."""
@@ -188,6 +209,7 @@ class SkillnbMagics(Magics):
     @argument("--idempotent", action="store_true", help="may re-run after a crash mid-cell")
     @argument("--note", metavar="TEXT", help="free text stored with this version")
     @argument("--wait", metavar="SECONDS", type=wait_seconds, help=_WAIT_HELP)
+    @no_var_expand  # expanded by _expanded, only when the line asks for it
     @cell_magic
     def formalize(self, line: str, cell: str) -> None:
         """Run the cell once and record its value as the next version of fact KEY.
@@ -196,6 +218,7 @@ class SkillnbMagics(Magics):
         fact exists and the cell is unchanged, the cell does not run: the value is restored
         into the namespace. A cell that raises records nothing.
         """
+        line = self._expanded(line)
         args = parse_argstring(self.formalize, line)
         if args.auto or args.key is None:
             self._formalize_auto(args, cell)
@@ -239,8 +262,7 @@ class SkillnbMagics(Magics):
         facts = run.journal.refresh().facts  # the keys only: no value is decoded
         others = _Others(facts.keys(), key)
         parameters = self.session.parameter_names()
-        code = body.parse() if body.ends_with_expression() is not None else body.code
-        return cell_inputs(code, self.session.shell.user_ns, parameters, others)
+        return cell_inputs(body.code, self.session.shell.user_ns, parameters, others)
 
     def _formalize_auto(self, args: argparse.Namespace, cell: str) -> None:
         """``%%formalize --auto``: run the cell, keep what :func:`skillnb.suggest` offers."""
@@ -273,6 +295,7 @@ class SkillnbMagics(Magics):
         help="raise: stop Run All here (default); skip: skip the body and go on",
     )
     @argument("--wait", metavar="SECONDS", type=wait_seconds, help=_WAIT_HELP)
+    @no_var_expand  # expanded by _expanded, only when the line asks for it
     @cell_magic
     def gate(self, line: str, cell: str) -> None:
         """Run the cell only when its gates pass, then fire TRIGGER; once per run.
@@ -281,12 +304,12 @@ class SkillnbMagics(Magics):
         message naming each failed gate (``--on-block skip`` goes on instead). An approval
         gate records a request: approve it with ``%skillnb approve GATE``, then run again.
         """
+        line = self._expanded(line)
         args = parse_argstring(self.gate, line)
         source = cell_text("gate", line, cell)
         from skillnb.core.gates import inline_gates
-        from skillnb.core.source import source_hash
 
-        digest = source_hash(source)
+        digest = _source_hash(source)
         name = args.trigger or args.name
         with self._reporting(f"gate {name or ''}".strip(), name):
             specs = inline_gates(
@@ -360,6 +383,14 @@ class _Others(Collection[str]):
 
     def __len__(self) -> int:
         return len(self._keys) - (self._left_out in self._keys)
+
+
+@functools.lru_cache(maxsize=256)
+def _source_hash(source: str) -> str:
+    """:func:`skillnb.core.source.source_hash`, remembered per text (a cell run again)."""
+    from skillnb.core.source import source_hash
+
+    return source_hash(source)
 
 
 def _words(value: str | None) -> tuple[str, ...]:

@@ -94,12 +94,15 @@ def cell_text(magic: str, line: str, body: str) -> str:
 
 
 def mirrors(
-    run: Run, cell_id: str | None, source: str | None
+    run: Run, cell_id: str | None, source: str | None, *, fresh: bool = True
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """Return the notebook mirror of ``run`` and the cell's (``None``: not a step cell)."""
+    """Return the notebook mirror of ``run`` and the cell's (``None``: not a step cell).
+
+    ``fresh=False``: of the state this process last saw (see ``build_mirror``).
+    """
     from skillnb.jupyter.notebook_mirror import build_cell_mirror, build_mirror
 
-    notebook = build_mirror(run)
+    notebook = build_mirror(run, fresh=fresh)
     cell = None
     if source is not None:
         cell = build_cell_mirror(run.journal.state, {"id": cell_id, "source": source})

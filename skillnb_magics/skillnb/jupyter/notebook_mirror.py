@@ -22,6 +22,7 @@ that fails is ignored with a :class:`MirrorWarning`; nothing in it is ever evalu
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 import warnings
@@ -167,9 +168,15 @@ def _fact_entries(journal: Any, facts: Mapping[str, Fact]) -> dict[str, Any]:
     return found
 
 
-def build_mirror(run: Run) -> dict[str, Any]:
-    """``metadata["skillnb"]`` for the run's current state (JSON-safe)."""
-    state = run.journal.refresh()
+def build_mirror(run: Run, *, fresh: bool = True) -> dict[str, Any]:
+    """``metadata["skillnb"]`` for the run's current state (JSON-safe).
+
+    ``fresh=False``: the state as this process last saw it (just after its own commit),
+    without looking for other writers' commits first.
+    """
+    from skillnb.service.approvals import pending_in
+
+    state = run.journal.refresh() if fresh else run.journal.state
     return {
         "v": MIRROR_VERSION,
         "run_id": state.run_id,
@@ -187,7 +194,7 @@ def build_mirror(run: Run) -> dict[str, Any]:
                 "requested_seq": a.requested_seq,
                 "requested_at": a.requested_at.isoformat(),
             }
-            for a in run.pending()
+            for a in pending_in(state)
         ],
         "updated_at": state.updated_at.isoformat() if state.updated_at else None,
     }
@@ -227,6 +234,7 @@ def _positional(words: list[str]) -> tuple[str | None, dict[str, str]]:
     return positional, options
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of the text; each cell asks once per run
 def cell_magic(source: str) -> tuple[str, str] | None:
     """``("formalize", FACT_KEY)`` or ``("gate", STEP_KEY)`` for a SKILL.nb cell, else ``None``.
 

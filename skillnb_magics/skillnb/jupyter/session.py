@@ -472,7 +472,7 @@ class NotebookSession:
         self._dirty = False
         cell_id, cell = self._cell if self._cell is not None else (self.cell_id, None)
         notebook = self._shown_mirror
-        if notebook is None or notebook["version"] != self._run.version:
+        if notebook is None or notebook["version"] != self._run.journal.state.version:
             notebook, _ = mirrors(self._run, None, None)
         self.channel.send({"v": 1, "notebook": notebook, "cell_id": cell_id, "cell": cell})
 
@@ -499,7 +499,8 @@ class NotebookSession:
         run = self._run
         notebook = cell = None
         if run is not None:
-            notebook, cell = mirrors(run, self.cell_id, source)
+            # Outputs follow this process's commits: the state it folded them into is current.
+            notebook, cell = mirrors(run, self.cell_id, source, fresh=False)
             self._shown_mirror = notebook
             if source is not None:
                 self._cell = (self.cell_id, cell)

@@ -16,7 +16,17 @@ from skillnb.core.state import state_entry_seq
 from skillnb.errors import ApprovalError
 from skillnb.service.journal import RunJournal
 
-__all__ = ["Approvals", "approval_message", "open_request"]
+__all__ = ["Approvals", "approval_message", "open_request", "pending_in"]
+
+
+def pending_in(state: RunState) -> list[Approval]:
+    """Approval requests of ``state`` waiting for a decision in its state, oldest first."""
+    entry = state_entry_seq(state)
+    return [
+        a.model_copy()
+        for a in state.approvals.values()
+        if a.status == "pending" and a.requested_seq > entry
+    ]
 
 
 def open_request(state: RunState, gate: str) -> Approval | None:
@@ -63,13 +73,7 @@ class Approvals:
 
     def pending(self) -> list[Approval]:
         """Approval requests waiting for a decision in the current state, oldest first."""
-        state = self.journal.refresh()
-        entry = state_entry_seq(state)
-        return [
-            a.model_copy()
-            for a in state.approvals.values()
-            if a.status == "pending" and a.requested_seq > entry
-        ]
+        return pending_in(self.journal.refresh())
 
     def decide(
         self, gate: str, status: str, by: str | None, note: str | None, request_id: str | None

@@ -119,7 +119,7 @@ class Gates:
             state=state.state,
             version=state.version,
             trigger=trigger,
-            facts=self.journal.values(),
+            facts=self.journal.values() if specs else {},  # no gate: no value to decode
             registry=self.registry,
             approval=lambda spec: approval_status(self.journal.state, spec),
             profile=self.profile,
@@ -321,7 +321,7 @@ class Gates:
             if step.skip_done and self._done_before(now, step):
                 return None
             if step.trigger is not None:
-                self._fire_drafts(now, step.trigger, set())  # raises when it no longer applies
+                self._applying(now, step.trigger)  # raises when it no longer applies
             return self._consume(now, used)
 
         if not self.steps.claim(step.key, step.source_hash, step.cell_id, step.idempotent, also):
@@ -388,6 +388,20 @@ class Gates:
             journal.remember("transition", summary)
         return events
 
+    def _applying(self, state: RunState, trigger: str) -> Transition:
+        """The transition ``trigger`` fires from ``state``.
+
+        Raises:
+            TransitionNotAllowed: ``trigger`` does not apply there (or there is no workflow).
+
+        """
+        workflow = self._workflow(trigger)
+        transition = workflow.find(state.state, trigger) if state.state else None
+        if transition is None:
+            allowed = workflow.triggers_from(state.state) if state.state else []
+            raise TransitionNotAllowed(trigger, state.state, allowed)
+        return transition
+
     def _fire_drafts(
         self,
         state: RunState,
@@ -399,11 +413,7 @@ class Gates:
         extra: dict[str, Any] = {"profile": self.profile} if self.profile != DEFAULT_PROFILE else {}
         if fallback is not None:
             extra["fallback"] = fallback
-        workflow = self._workflow(trigger)
-        transition = workflow.find(state.state, trigger) if state.state else None
-        if transition is None:
-            allowed = workflow.triggers_from(state.state) if state.state else []
-            raise TransitionNotAllowed(trigger, state.state, allowed)
+        transition = self._applying(state, trigger)
         drafts = [
             journal.draft(
                 "transition.fired",

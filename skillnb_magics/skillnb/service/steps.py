@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from skillnb.core.claims import step_claim_key
-from skillnb.core.records import EventDraft, Fact, FactKind, RunState
+from skillnb.core.records import EventDraft, Fact, FactKind, JsonValue, RunState
 from skillnb.errors import SkillnbError, StepInProgress, UncertainStep
 from skillnb.service.cellversions import own_version, read_past, why_recomputed
 from skillnb.service.claims import Claims
@@ -62,8 +62,8 @@ class Steps:
     def is_uncertain(self, state: RunState, key: str) -> bool:
         """True when step ``key`` started, never ended, and its owner is gone."""
         step = state.steps.get(key)
-        if step is None:
-            return False
+        if step is None or step.status != "started":
+            return False  # ended (or never began): nothing uncertain, no need to ask the clock
         claim = state.claims.get(step_claim_key(key))
         return is_uncertain(step, claim, self.journal.clock())
 
@@ -99,9 +99,8 @@ class Steps:
             more = also(state)
             if more is None:
                 return []
-            started = self.started_draft(key, source_hash, cell_id, idempotent)
             claim = self.claims.new(step_claim_key(key)).model_dump(mode="json")
-            return [started.model_copy(update={"data": {**started.data, "claim": claim}}), *more]
+            return [self.started_draft(key, source_hash, cell_id, idempotent, claim), *more]
 
         # Not fsynced: the marker survives a crash of this process (the case it is for), and
         # the step's commit, which is fsynced, makes it durable with the result. Another
@@ -136,9 +135,15 @@ class Steps:
                 time.sleep(min(_POLL, left))
 
     def started_draft(
-        self, key: str, source_hash: str | None, cell_id: str | None, idempotent: bool
+        self,
+        key: str,
+        source_hash: str | None,
+        cell_id: str | None,
+        idempotent: bool,
+        claim: JsonValue = None,
     ) -> EventDraft:
-        """The ``step.started`` event of ``key``, owned by this process."""
+        """The ``step.started`` event of ``key``, owned by this process (with its claim)."""
+        more: dict[str, JsonValue] = {"claim": claim} if claim is not None else {}
         return self.journal.draft(
             "step.started",
             key=key,
@@ -146,6 +151,7 @@ class Steps:
             cell_id=cell_id,
             idempotent=idempotent,
             owner=current_owner(),
+            **more,
         )
 
     def committed_draft(self, key: str) -> EventDraft:
@@ -246,16 +252,10 @@ def formalize_step(  # the options of a formalized cell, all keywords
     reason: list[str | None] = [None]
 
     def attempt() -> FormalizeOutcome | None:
-        state = journal.refresh()
-        existing = state.facts.get(key)
-        if not force and _unchanged(existing, source_hash):
-            return FormalizeOutcome("restored", journal.decode(state.facts[key]))
-        if not force and source_hash is not None and existing is not None:
-            past = read_past(journal, key, skey)
-            own = own_version(past, source_hash)
-            if own is not None:
-                return FormalizeOutcome("restored", journal.decode(own))
-            reason[0] = why_recomputed(past, source_hash, inputs or {})
+        if not force:  # forced, nothing is restored: the claim catches up under the lock
+            restored = _restorable(journal, key, skey, source_hash, inputs or {}, reason)
+            if restored is not None:
+                return restored
 
         def also(now: RunState) -> list[EventDraft] | None:
             return None if not force and _unchanged(now.facts.get(key), source_hash) else []
@@ -293,6 +293,28 @@ def formalize_step(  # the options of a formalized cell, all keywords
     return FormalizeOutcome(
         status="computed", fact=fact, result=result, reason=reason[0], value=value
     )
+
+
+def _restorable(
+    journal: RunJournal,
+    key: str,
+    skey: str,
+    source_hash: str | None,
+    inputs: Mapping[str, str],
+    reason: list[str | None],
+) -> FormalizeOutcome | None:
+    """The recorded value of ``key`` when this cell produced it, else why it recomputes."""
+    state = journal.refresh()
+    existing = state.facts.get(key)
+    if _unchanged(existing, source_hash):
+        return FormalizeOutcome("restored", journal.decode(state.facts[key]))
+    if source_hash is not None and existing is not None:
+        past = read_past(journal, key, skey)
+        own = own_version(past, source_hash)
+        if own is not None:
+            return FormalizeOutcome("restored", journal.decode(own))
+        reason[0] = why_recomputed(past, source_hash, inputs)
+    return None
 
 
 def _same_value(journal: RunJournal, existing: Fact, value: Any) -> bool:
