@@ -153,7 +153,7 @@ class RunJournal:
                 raise self._replaced
 
     def _fold(self, events: Iterable[Event]) -> None:
-        batch = events if isinstance(events, list) else list(events)
+        batch = events if isinstance(events, Sequence) else list(events)  # built when read
         folded = batch
         try:
             apply_all(self.state, batch)  # describes the last event only
@@ -165,7 +165,7 @@ class RunJournal:
                 created = next((e for e in folded if e.type == "run.created"), None)
                 if created is not None:
                     self.state.run_id = str(created.data.get("run_id", ""))
-            self._recent.extend(folded)
+            self._recent.extend(folded[-RECENT:])
             self._tail += len(folded)
 
     def refresh(self) -> RunState:

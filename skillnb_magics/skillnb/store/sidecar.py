@@ -74,6 +74,12 @@ def _no_hook(phase: str) -> None:
     """Observe nothing (the default phase hook)."""
 
 
+def _after(events: Sequence[Event], version: int) -> Sequence[Event]:
+    """The events of ``events`` (numbered one after the other) with ``seq > version``."""
+    skip = version - events[0].seq + 1 if events else 0
+    return events[skip:] if skip > 0 else events
+
+
 def _created_run(drafts: Sequence[EventDraft]) -> str | None:
     """The run id a ``run.created`` draft among ``drafts`` announces, if any."""
     for d in drafts:
@@ -252,7 +258,7 @@ class SidecarStore(Closing):
                 # The snapshot is older than the journal (missing, or replaced meanwhile):
                 # the events in between are in the segments.
                 events = list(self.history())
-            return Loaded(snapshot=snapshot, events=[e for e in events if e.seq > after])
+            return Loaded(snapshot=snapshot, events=_after(events, after))
 
     def read_since(self, version: int) -> list[Event] | None:
         """Return events with ``seq > version``; ``None`` when compaction archived some."""

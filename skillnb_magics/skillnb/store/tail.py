@@ -18,7 +18,7 @@ import os
 import stat
 from array import array
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
 
@@ -95,8 +95,8 @@ class JournalTail:
         elif st.st_size != self.size or self.size > self.end:
             self._read_new()
 
-    def reload(self) -> list[Event]:
-        """Re-read the whole journal and return its committed events."""
+    def reload(self) -> Sequence[Event]:
+        """Re-read the whole journal and return its committed events (built when read)."""
         self.close()
         if self._guard is not None:
             self._guard()
@@ -121,7 +121,7 @@ class JournalTail:
         self.end, self.size, self.tail_lines = found.end, found.end + found.tail, found.tail_lines
         self._lines = found.lines
         self._offsets = array("q", found.offsets)
-        self._recent = deque(found.events, maxlen=_RECENT)
+        self._recent = deque(found.events[-_RECENT:], maxlen=_RECENT)
         return found.events
 
     def _forget(self) -> None:
@@ -147,7 +147,7 @@ class JournalTail:
         self.end, self.size, self.tail_lines = found.end, self.end + len(data), found.tail_lines
         self._lines += found.lines
 
-    def _extend(self, events: list[Event], offsets: list[int], *, cache: bool) -> None:
+    def _extend(self, events: Sequence[Event], offsets: list[int], *, cache: bool) -> None:
         if events:
             self._offsets.extend(offsets)
             self.last = events[-1].seq
@@ -180,7 +180,7 @@ class JournalTail:
             first_line=version - self.base + 1 + self._header,
             next_seq=version + 1,
         )
-        return found.events
+        return list(found.events)
 
     def committed_bytes(self, first: int) -> bytes:
         """Read the committed lines from event ``first`` (``base < first <= last``) on."""
