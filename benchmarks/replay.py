@@ -7,8 +7,12 @@ each the best of ``--repeat`` runs, taken in turns:
   validate every line);
 * ``open_run``: the same, plus folding every event into the run's state (what opening a run
   costs when nothing was compacted);
-* the baseline, measured in the same run: reading the file and ``json.loads`` of every line
-  with the standard library, nothing else (the floor any replay pays to parse the JSON).
+* the baselines, measured in the same run: reading the file and parsing every line, nothing
+  else (the floor any replay pays to parse the JSON), with the standard library's
+  ``json.loads`` and, when the ``speed`` extra is installed, with ``orjson.loads``.
+
+The store reads with orjson when it is installed (else with the standard library); the table
+says which, and the store's figures are compared with the baseline of the same parser.
 
 The journal mixes what a real run writes: fact versions over 1,000 keys, steps started and
 committed, and batch items done (two fifths, two fifths and one fifth). Target: ``open_run``
@@ -33,9 +37,18 @@ from _table import row as table_row
 from skillnb.core.records import EventDraft, Fact
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
+from skillnb.store.fastline import HAVE_ORJSON
+
+try:
+    import orjson
+except ImportError:  # the store reads with the standard library then
+    orjson = None  # type: ignore[assignment]
 
 EVENTS = 100_000
+PARSER = "orjson" if HAVE_ORJSON else "json (stdlib)"
+"""The JSON library the store reads with here."""
 JSON = "read + json.loads"
+ORJSON = "read + orjson.loads"
 TARGET_MS = 500.0
 BASE = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 CHUNK = 1000
@@ -113,10 +126,10 @@ def _open(folder: Path, events: int) -> None:
         assert run.version == events
 
 
-def _baseline(folder: Path) -> None:
+def _baseline(folder: Path, loads: Callable[[bytes], object] = json.loads) -> None:
     data = (folder / "journal.jsonl").read_bytes()
     for line in data.splitlines():
-        json.loads(line)
+        loads(line)
 
 
 def row(
@@ -155,24 +168,36 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         folder = Path(tmp) / "run"
         write_journal(folder, args.events)
         n = f"{args.events:,}"
-        baseline, load, opened = interleaved(
-            [
-                lambda: _baseline(folder),
-                lambda: _load(folder, args.events),
-                lambda: _open(folder, args.events),
-            ],
-            args.repeat,
-        )
+        fns: list[Callable[[], object]] = [
+            lambda: _baseline(folder),
+            lambda: _load(folder, args.events),
+            lambda: _open(folder, args.events),
+        ]
+        if orjson is not None:
+            fns.append(lambda: _baseline(folder, orjson.loads))
+        times = interleaved(fns, args.repeat)
+    baseline, load, opened = times[:3]
     target = TARGET_MS * args.events / EVENTS
+    rows = [row(f"baseline: read + json.loads {n} lines", baseline, None, None)]
+    name = JSON
+    if orjson is not None and HAVE_ORJSON:  # the store's figures beside the same parser's
+        baseline, name = times[3], ORJSON
+        rows.append(row(f"baseline: read + orjson.loads {n} lines", baseline, None, None))
     return [
-        row(f"baseline: read + json.loads {n} lines", baseline, None, None),
-        row(f"store.load, {n} events, no snapshot", load, baseline, None, baseline_name=JSON),
+        *rows,
         row(
-            f"replay (open_run), {n} events, no snapshot",
+            f"store.load ({PARSER}), {n} events, no snapshot",
+            load,
+            baseline,
+            None,
+            baseline_name=name,
+        ),
+        row(
+            f"replay (open_run, {PARSER}), {n} events, no snapshot",
             opened,
             baseline,
             target,
-            baseline_name=JSON,
+            baseline_name=name,
         ),
     ]
 

@@ -147,6 +147,7 @@ def test_replay_with_and_without_orjson_gives_the_same_state(
     monkeypatch.setattr(fastline, "loads", fastline._decoder(False))
     stdlib = _state(folder)
     monkeypatch.setattr(journal_module, "fast_event", lambda *_a, **_k: None)
+    monkeypatch.setattr(journal_module, "_scan_plain", lambda *_a, **_k: None)
     careful_state = _state(folder)
     assert fast == stdlib == careful_state
     loaded = SidecarStore(folder).load().events

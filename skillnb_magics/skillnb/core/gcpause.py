@@ -4,7 +4,9 @@ Replaying a journal builds hundreds of thousands of objects that all stay alive 
 facts, steps). CPython's cyclic collector runs every few hundred allocations and, as the
 heap grows, its full passes walk all of them again: about half of a long replay went there.
 None of these objects form cycles that need collecting, so :func:`gc_paused` turns the
-collector off for the duration of such a loop and back on afterwards (if it was on).
+collector off for the duration of such a loop and back on afterwards (if it was on); after a
+long one it moves what the loop built straight to the oldest generation, where only full
+collections look.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused"]
+__all__ = ["PROMOTE_AFTER", "gc_paused"]
+
+PROMOTE_AFTER = 50_000
+"""Objects left by a pause (net of those freed) beyond which they skip the young generations.
+
+Short pauses (a commit, catching up with a few events) never promote: young objects of the
+process, cyclic garbage included, keep being collected young."""
 
 
 @contextmanager
@@ -29,4 +37,11 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if gc.get_count()[0] > PROMOTE_AFTER:
+                # A long load built this to stay: move it to the oldest generation at once
+                # (freeze then unfreeze splice lists, O(1)) instead of letting the next young
+                # collection walk all of it, and the one after that walk it again. Full
+                # collections still examine it, as they do every long-lived object.
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()

@@ -56,6 +56,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skillnb.core.claims import item_claim_key, step_claim_key
+from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.records import (
     Approval,
@@ -73,6 +74,9 @@ from skillnb.core.records import (
 )
 
 __all__ = ["MalformedEvent", "apply", "apply_all", "describe_event", "state_entry_seq"]
+
+
+_Fold = Callable[[RunState, Event], None]
 
 
 class MalformedEvent(ValueError):
@@ -159,39 +163,83 @@ def _resolved(state: RunState, e: Event) -> None:
 
 
 def _started(state: RunState, e: Event) -> None:
-    d = e.data
+    _start_step(state, e.seq, e.data)
+
+
+def _start_step(state: RunState, seq: int, d: dict[str, Any]) -> None:
     key = str(d["key"])
-    state.steps[key] = _validate_step(
-        {
-            "key": key,
-            "status": "started",
-            "source_hash": d.get("source_hash"),
-            "cell_id": d.get("cell_id"),
-            "idempotent": bool(d.get("idempotent", False)),
-            "owner": d.get("owner"),
-            "started_seq": e.seq,
-        }
-    )
+    fields = {
+        "key": key,
+        "status": "started",
+        "source_hash": d.get("source_hash"),
+        "cell_id": d.get("cell_id"),
+        "idempotent": bool(d.get("idempotent", False)),
+        "owner": d.get("owner"),
+        "started_seq": seq,
+    }
+    state.steps[key] = _new_step(fields) or _validate_step(fields)
     if d.get("claim") is not None:
         claim = Claim.model_validate(d["claim"])
         state.claims[claim.key] = claim
 
 
-def _step_end(status: str) -> Callable[[RunState, Event], None]:
-    def fold(state: RunState, e: Event) -> None:
-        step = state.steps.get(str(e.data["key"]))
+_STEP_DEFAULTS = {
+    name: None if field.is_required() else field.get_default(call_default_factory=True)
+    for name, field in Step.model_fields.items()
+}
+_PLAIN_TEXT = (type(None), str)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _new_step(fields: dict[str, Any]) -> Step | None:
+    """The Step that validating ``fields`` gives, built directly; ``None`` unless plain.
+
+    Plain: ``source_hash``, ``cell_id`` and ``owner`` are text or ``None`` (what validation
+    keeps as they are), the rest as :func:`_start_step` makes them (``key`` text,
+    ``idempotent`` a bool, ``started_seq`` an int).
+    """
+    if (
+        type(fields["source_hash"]) not in _PLAIN_TEXT
+        or type(fields["cell_id"]) not in _PLAIN_TEXT
+        or type(fields["owner"]) not in _PLAIN_TEXT
+    ):
+        return None
+    step = _new(Step)
+    values = dict(_STEP_DEFAULTS)
+    values.update(fields)
+    _set(step, "__dict__", values)
+    _set(step, "__pydantic_fields_set__", set(fields))
+    _set(step, "__pydantic_extra__", None)
+    _set(step, "__pydantic_private__", None)
+    return step
+
+
+def _assign(step: Step, **fields: Any) -> None:
+    """``step.<name> = value`` for each field, as pydantic assigns them (no validation), cheaper."""
+    step.__dict__.update(fields)
+    step.__pydantic_fields_set__.update(fields)
+
+
+def _step_end(status: str) -> Callable[[RunState, int, dict[str, Any]], None]:
+    def fold(state: RunState, seq: int, d: dict[str, Any]) -> None:
+        step = state.steps.get(str(d["key"]))
         if step is None:
-            step = Step(key=str(e.data["key"]), started_seq=e.seq)
+            step = Step(key=str(d["key"]), started_seq=seq)
             state.steps[step.key] = step
-        step.status = status  # type: ignore[assignment]  # one of the Step literals
         state.claims.pop(step_claim_key(step.key), None)
         if status == "committed":
-            step.committed_seq = e.seq
-            step.error = None
+            _assign(step, status=status, committed_seq=seq, error=None)
         elif status == "failed":
-            step.error = str(e.data.get("error", ""))
+            _assign(step, status=status, error=str(d.get("error", "")))
+        else:
+            _assign(step, status=status)
 
     return fold
+
+
+def _event_fold(fold: Callable[[RunState, int, dict[str, Any]], None]) -> _Fold:
+    return lambda state, e: fold(state, e.seq, e.data)
 
 
 def _batch(state: RunState, name: str) -> Batch:
@@ -207,9 +255,13 @@ def _declared(state: RunState, e: Event) -> None:
 
 
 def _item_done(state: RunState, e: Event) -> None:
-    name = str(e.data["batch"])
+    _mark_item_done(state, e.seq, e.data)
+
+
+def _mark_item_done(state: RunState, _seq: int, d: dict[str, Any]) -> None:
+    name = str(d["batch"])
     batch = _batch(state, name)
-    item = str(e.data["item"])
+    item = str(d["item"])
     batch.mark_done(item)
     if state.claims:
         state.claims.pop(item_claim_key(name, item), None)
@@ -273,7 +325,16 @@ def _released(state: RunState, e: Event) -> None:
     state.claims.pop(str(e.data["key"]), None)
 
 
-_FOLDS: dict[str, Callable[[RunState, Event], None]] = {
+_RECORD_FOLDS: dict[str, Callable[[RunState, int, dict[str, Any]], None]] = {
+    "step.started": _start_step,
+    "step.committed": _step_end("committed"),
+    "step.failed": _step_end("failed"),
+    "step.cleared": _step_end("cleared"),
+    "batch.item_done": _mark_item_done,
+}
+"""Folds of the commonest types from an event's sequence number and data alone (no Event)."""
+
+_FOLDS: dict[str, _Fold] = {
     "run.created": _created,
     "workflow.bound": _bound,
     "fact.formalized": _fact,
@@ -286,9 +347,9 @@ _FOLDS: dict[str, Callable[[RunState, Event], None]] = {
     "followup.opened": _opened,
     "followup.resolved": _resolved,
     "step.started": _started,
-    "step.committed": _step_end("committed"),
-    "step.failed": _step_end("failed"),
-    "step.cleared": _step_end("cleared"),
+    "step.committed": _event_fold(_RECORD_FOLDS["step.committed"]),
+    "step.failed": _event_fold(_RECORD_FOLDS["step.failed"]),
+    "step.cleared": _event_fold(_RECORD_FOLDS["step.cleared"]),
     "batch.declared": _declared,
     "batch.item_done": _item_done,
     "keyids.set": _keyids,
@@ -331,17 +392,23 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
     facts: dict[str, Event] = {}  # the latest fact.formalized of each key, in first-seen order
     last: Event | None = None
     version = state.version
+    done = [0]
     try:
         with gc_paused():  # many objects that stay alive: no cycles to collect
-            for event in events:
-                if event.seq != version + 1:
-                    raise MalformedEvent(f"event {event.seq} follows version {version}")
-                if not _defer_fact(facts, event):
-                    _fold_one(state, event)
-                if views is not None:
-                    views.note(event)
-                version, last = event.seq, event
+            if isinstance(events, EventRecords) and views is None:
+                _fold_records(state, events, facts, done)  # builds only the events folds read
+            else:
+                for event in events:
+                    if event.seq != version + 1:
+                        raise MalformedEvent(f"event {event.seq} follows version {version}")
+                    if not _defer_fact(facts, event):
+                        _fold_one(state, event)
+                    if views is not None:
+                        views.note(event)
+                    version, last = event.seq, event
     finally:
+        if done[0] and isinstance(events, EventRecords):
+            last = events[done[0] - 1]
         try:
             for event in facts.values():
                 _fold_one(state, event)
@@ -351,6 +418,39 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
                 state.updated_at = last.at
                 state.last_operation = describe_event(last)
     return state
+
+
+def _fold_records(
+    state: RunState, events: EventRecords, facts: dict[str, Event], done: list[int]
+) -> None:
+    """:func:`apply_all`'s loop over checked records; ``done[0]``: how many were folded.
+
+    The same as folding ``events`` one by one, but a record becomes an ``Event`` only when a
+    fold reads it: a fact's latest version, an event of a type that changes the state.
+    """
+    latest: dict[str, int] = {}  # the index of each key's latest fact, in first-seen order
+    first = version = state.version
+    folds = _RECORD_FOLDS
+    try:
+        for i, record in enumerate(events.records):
+            seq, kind, data = record["seq"], record["type"], record["data"]
+            if seq != version + 1:
+                raise MalformedEvent(f"event {seq} follows version {version}")
+            stored = data.get("fact") if kind == "fact.formalized" else None
+            key = stored.get("key") if type(stored) is dict else None
+            if type(key) is str:
+                latest[key] = i
+            elif (fold := folds.get(kind)) is not None:
+                try:
+                    fold(state, seq, data)
+                except (KeyError, TypeError, ValueError, ValidationError) as exc:
+                    raise MalformedEvent(f"event {seq} ({kind}): {exc}") from exc
+            elif kind in _FOLDS:
+                _fold_one(state, events[i])
+            version = seq
+    finally:
+        done[0] = version - first
+        facts.update((key, events[i]) for key, i in latest.items())
 
 
 def _apply_one(state: RunState, event: Event) -> RunState:

@@ -108,6 +108,9 @@ class RunJournal:
         self.limits = limits or Limits.from_env(self.env)
         """How much the run keeps live before archiving old versions, and when it warns."""
         self._warned: set[str] = set()
+        self._shared = False
+        """Whether the last commit found others' events under the lock: the next one then
+        catches up before taking it, so the lock is held for the append, not the reading."""
         self.clock: Clock = clock or now
         self.user = user or default_user(self.env)
         self.workflow: Workflow | None = None
@@ -150,7 +153,7 @@ class RunJournal:
                 raise self._replaced
 
     def _fold(self, events: Iterable[Event]) -> None:
-        batch = events if isinstance(events, list) else list(events)
+        batch = events if isinstance(events, Sequence) else list(events)  # built when read
         folded = batch
         try:
             apply_all(self.state, batch)  # describes the last event only
@@ -162,7 +165,7 @@ class RunJournal:
                 created = next((e for e in folded if e.type == "run.created"), None)
                 if created is not None:
                     self.state.run_id = str(created.data.get("run_id", ""))
-            self._recent.extend(folded)
+            self._recent.extend(folded[-RECENT:])
             self._tail += len(folded)
 
     def refresh(self) -> RunState:
@@ -278,6 +281,8 @@ class RunJournal:
                 # Another writer moved the run; the refusal brought what it wrote: try again.
             if isinstance(done, list):
                 return done
+            if self._shared:  # others wrote lately: catch up before the lock, not holding it
+                self.refresh()
             self._check_usable()  # a run set aside or replaced is found under the lock
             try:
                 return self._commit_locked(make, expected_version, sync)
@@ -301,7 +306,9 @@ class RunJournal:
         sync: bool,
     ) -> list[Event]:
         with self.store.lock():
+            before = self.state.version
             self.refresh()
+            self._shared = self.state.version != before
             if expected_version is not None and expected_version != self.state.version:
                 raise ConflictError(expected_version, self.state.version)
             drafts = make(self.state)

@@ -25,9 +25,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from skillnb.core.eventrecords import event_from_record
 from skillnb.core.records import RECORD_VERSION, Event
 
-__all__ = ["HAVE_ORJSON", "fast_event", "line_event", "loads", "parse_lines"]
+__all__ = ["HAVE_ORJSON", "fast_event", "line_event", "loads", "parse_joined", "parse_lines"]
 
 try:
     import orjson
@@ -38,9 +39,6 @@ HAVE_ORJSON = orjson is not None
 """Whether the optional ``orjson`` parser is installed (``pip install skillnb[speed]``)."""
 
 _ORDER = ("v", "seq", "type", "at", "data")
-_FIELDS_SET = set(_ORDER)
-_new = object.__new__
-_set = object.__setattr__
 
 
 def _stdlib_loads(data: bytes) -> Any:
@@ -79,20 +77,6 @@ def _time(text: str) -> datetime | None:
         return None
 
 
-def _event(obj: dict[str, Any]) -> Event:
-    """Make ``obj`` (checked: the five fields, in order) an Event without validating again.
-
-    This is what ``Event.model_construct`` does, minus its cost. Every event built here
-    shares one fields-set: all fields are set, and assigning a field adds nothing to it.
-    """
-    event = _new(Event)
-    _set(event, "__dict__", obj)
-    _set(event, "__pydantic_fields_set__", _FIELDS_SET)
-    _set(event, "__pydantic_extra__", None)
-    _set(event, "__pydantic_private__", None)
-    return event
-
-
 def shallow(raw: bytes, depth: int) -> bool:
     """True when ``raw`` cannot nest deeper than ``depth`` (it has no more brackets)."""
     return raw.count(b"{") + raw.count(b"[") <= depth
@@ -116,7 +100,7 @@ def _checked(obj: Any, version: int) -> Event | None:
     if when is None:
         return None
     obj["at"] = when
-    return _event(obj)
+    return event_from_record(obj)
 
 
 def fast_event(
@@ -159,12 +143,27 @@ def parse_lines(data: bytes, end: int, parse: Callable[[bytes], Any] | None = No
     """
     if end <= 0:
         return []
-    head = data[: end - 1]
+    return parse_joined(data[: end - 1], parse)
+
+
+def parse_joined(
+    head: bytes, parse: Callable[[bytes], Any] | None = None, lines: list[bytes] | None = None
+) -> list[Any]:
+    """Parse ``head`` (whole lines, without the last one's newline) as :func:`parse_lines` does.
+
+    With ``lines`` (``head`` split at newlines) and orjson, each line is parsed on its own:
+    orjson is faster so on long inputs, the standard library with one array.
+    """
     if parse is None:  # orjson unless absent, or unless a number may be beyond 64 bits
         exact = loads is not _orjson_loads or _LONG in head.translate(_DIGITS)
         parse = _stdlib_loads if exact else orjson.loads
+    if lines is not None and orjson is not None and parse is orjson.loads:
+        try:
+            return list(map(parse, lines))
+        except ValueError:  # orjson's decode error is a ValueError
+            return []
     try:
-        objs = parse(b"[" + head.replace(b"\n", b",") + b"]")
+        objs = parse(b"[%b]" % head.replace(b"\n", b","))
     except (ValueError, RecursionError):
         return []
     if type(objs) is not list or len(objs) != head.count(b"\n") + 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from skillnb.core.records import Event
 from skillnb.errors import StoreCorrupted
@@ -22,7 +22,7 @@ from skillnb.store.layout import Segment, SidecarLayout
 __all__ = ["read_history", "read_segment"]
 
 
-def read_segment(segment: Segment) -> list[Event]:
+def read_segment(segment: Segment) -> Sequence[Event]:
     """Read the events of one archived segment, checked against its name.
 
     Raises:

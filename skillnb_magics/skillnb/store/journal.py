@@ -43,10 +43,12 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.records import RECORD_VERSION, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
+from skillnb.store.bulklines import plain_records
 from skillnb.store.fastline import fast_event, line_event, parse_lines
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
 
@@ -82,6 +84,7 @@ _CRC_KEY = b',"crc":"'
 _CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
 _MORE = b',"more":true'
 _LINE_START = b'{"v":'  # every line the journal format ever had begins so
+_HEADER_START = b'{"v":%d,"base":' % RECORD_VERSION
 
 
 class EventRejected(SkillnbError, ValueError):
@@ -309,8 +312,8 @@ def _parse_other(
 class Scan:
     """What :func:`scan` found in a run of journal bytes."""
 
-    events: list[Event]
-    """The committed events, oldest first."""
+    events: Sequence[Event]
+    """The committed events, oldest first (built when read, see :class:`EventRecords`)."""
     offsets: list[int]
     """Absolute byte offset of each committed event's line."""
     header: JournalHeader | None
@@ -359,6 +362,46 @@ def _check_first_fragment(data: bytes, path: Path) -> None:
         raise StoreCorrupted(path, "the journal header has no newline (the file was cut)", line=1)
 
 
+def _scan_plain(data: bytes, *, path: Path, start: int, next_seq: int, header: bool) -> Scan | None:
+    """:func:`scan` of a journal of plain lines, all at once; ``None``: read line by line."""
+    end = data.rfind(b"\n") + 1
+    if end == 0:
+        return None  # no whole line: a torn first event, or a cut header (see scan)
+    pos, found, expect = 0, None, next_seq
+    if header and data.startswith(_HEADER_START):
+        pos = data.index(b"\n") + 1
+        try:
+            first, _ = parse_line(data[: pos - 1], path=path, line=1)
+        except BadLine:
+            return None
+        if not isinstance(first, JournalHeader):
+            return None
+        found, expect = first, first.base + 1
+    plain = plain_records(
+        data,
+        pos,
+        end,
+        start=start,
+        first_seq=expect,
+        version=RECORD_VERSION,
+        max_bytes=MAX_LINE_BYTES,
+        depth=READ_DEPTH,
+    )
+    if plain is None:
+        return None
+    done = plain.committed
+    committed_end = plain.starts[done] - start
+    return Scan(
+        events=EventRecords(plain.records[:done]),
+        offsets=plain.starts[:done],
+        header=found,
+        end=start + committed_end,
+        lines=done + (found is not None),
+        tail=len(data) - committed_end,
+        tail_lines=data.count(b"\n", committed_end),
+    )
+
+
 @gc_paused()  # a long journal builds many events that stay alive: no cycles to collect
 def scan(
     data: bytes,
@@ -388,6 +431,23 @@ def scan(
     """
     if header_allowed and not looks_like_journal(data):
         raise _not_a_journal(path, data, None)
+    plain = _scan_plain(data, path=path, start=start, next_seq=next_seq, header=header_allowed)
+    if plain is not None:
+        return plain
+    return _scan_lines(
+        data,
+        path=path,
+        start=start,
+        first_line=first_line,
+        next_seq=next_seq,
+        header_allowed=header_allowed,
+    )
+
+
+def _scan_lines(
+    data: bytes, *, path: Path, start: int, first_line: int, next_seq: int, header_allowed: bool
+) -> Scan:
+    """:func:`scan` line by line: reads every line it must, names the line of any damage."""
     events: list[Event] = []
     offsets: list[int] = []
     header: JournalHeader | None = None

@@ -44,8 +44,9 @@ class Loaded:
 
     snapshot: RunState | None
     """The compacted state, or ``None`` when the run was never compacted."""
-    events: list[Event] = field(default_factory=list)
-    """Events with ``seq`` greater than the snapshot's version, oldest first."""
+    events: Sequence[Event] = field(default_factory=list)
+    """Events with ``seq`` greater than the snapshot's version, oldest first (read-only; a
+    backend may build each one only when it is read)."""
 
 
 @runtime_checkable

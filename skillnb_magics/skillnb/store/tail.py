@@ -14,13 +14,15 @@ store's check of its folders) runs each time a descriptor is opened, not at each
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
 from array import array
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from skillnb.core.records import Event
 from skillnb.errors import UnsafePath
@@ -95,8 +97,8 @@ class JournalTail:
         elif st.st_size != self.size or self.size > self.end:
             self._read_new()
 
-    def reload(self) -> list[Event]:
-        """Re-read the whole journal and return its committed events."""
+    def reload(self) -> Sequence[Event]:
+        """Re-read the whole journal and return its committed events (built when read)."""
         self.close()
         if self._guard is not None:
             self._guard()
@@ -121,7 +123,7 @@ class JournalTail:
         self.end, self.size, self.tail_lines = found.end, found.end + found.tail, found.tail_lines
         self._lines = found.lines
         self._offsets = array("q", found.offsets)
-        self._recent = deque(found.events, maxlen=_RECENT)
+        self._recent = deque(found.events[-_RECENT:], maxlen=_RECENT)
         return found.events
 
     def _forget(self) -> None:
@@ -147,7 +149,7 @@ class JournalTail:
         self.end, self.size, self.tail_lines = found.end, self.end + len(data), found.tail_lines
         self._lines += found.lines
 
-    def _extend(self, events: list[Event], offsets: list[int], *, cache: bool) -> None:
+    def _extend(self, events: Sequence[Event], offsets: list[int], *, cache: bool) -> None:
         if events:
             self._offsets.extend(offsets)
             self.last = events[-1].seq
@@ -172,7 +174,7 @@ class JournalTail:
             return []
         if self._recent and self._recent[0].seq <= version + 1:
             start = version + 1 - self._recent[0].seq
-            return [e.model_copy(deep=True) for e in islice(self._recent, start, None)]
+            return [_copied(e) for e in islice(self._recent, start, None)]
         found = scan(
             self.committed_bytes(version + 1),
             path=self.path,
@@ -180,7 +182,7 @@ class JournalTail:
             first_line=version - self.base + 1 + self._header,
             next_seq=version + 1,
         )
-        return found.events
+        return list(found.events)
 
     def committed_bytes(self, first: int) -> bytes:
         """Read the committed lines from event ``first`` (``base < first <= last``) on."""
@@ -192,3 +194,26 @@ class JournalTail:
         if self._fd is None or self.size <= self.end:
             return b""
         return os.pread(self._fd, self.size - self.end, self.end)
+
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _copied(event: Event) -> Event:
+    """A copy of a cached event that its reader may change without changing the cache.
+
+    An event's data is JSON (it was written as such), so copying its dicts and lists is a
+    deep copy, at a fifth of what ``copy.deepcopy`` costs; anything else is deep-copied.
+    """
+    return event.model_copy(update={"data": _copy_json(event.data)})
+
+
+def _copy_json(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {key: _copy_json(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy_json(item) for item in value]
+    if kind in _IMMUTABLE:
+        return value
+    return copy.deepcopy(value)

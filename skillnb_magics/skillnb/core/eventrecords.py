@@ -1,0 +1,96 @@
+"""Checked journal records seen as events, each built only when it is read (core layer).
+
+Replaying a long journal reads every line, but most of its events are never looked at as
+:class:`~skillnb.core.records.Event` objects: a fact written over later is folded once, at
+the end, and only the last few hundred events are kept for history. :class:`EventRecords`
+holds the records a reader has already checked (plain dicts with exactly the five fields of
+an event, ``at`` already a ``datetime``) and builds the ``Event`` of one of them the first
+time it is read. :func:`skillnb.core.state.apply_all` folds the records themselves and
+builds events only where a fold needs one.
+
+An event built here shares its record as its ``__dict__``: the record belongs to the event
+from then on, and nothing else may change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from skillnb.core.records import Event
+
+__all__ = ["EventRecords", "as_list", "event_from_record"]
+
+_FIELDS_SET = {"v", "seq", "type", "at", "data"}
+_new = object.__new__
+_set = object.__setattr__
+
+
+def event_from_record(record: dict[str, Any]) -> Event:
+    """Make ``record`` (checked: the five fields, in order) an Event without validating again.
+
+    This is what ``Event.model_construct`` does, minus its cost. Every event built here
+    shares one fields-set: all fields are set, and assigning a field adds nothing to it.
+    """
+    event = _new(Event)
+    _set(event, "__dict__", record)
+    _set(event, "__pydantic_fields_set__", _FIELDS_SET)
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
+    return event
+
+
+class EventRecords(Sequence[Event]):
+    """A read-only sequence of events over checked records, each event built on first read.
+
+    Reading the same index twice gives the same ``Event`` object; a slice is a new
+    ``EventRecords`` over the same records (its events are built anew, sharing the records).
+    """
+
+    __slots__ = ("_built", "records")
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.records = records
+        """The checked records, oldest first (read-only by contract)."""
+        self._built: list[Event | None] = [None] * len(records)
+
+    def __len__(self) -> int:
+        """How many events there are."""
+        return len(self.records)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> EventRecords: ...
+
+    def __getitem__(self, index: int | slice) -> Event | EventRecords:
+        """The event at ``index`` (built now if it was not yet), or a slice of them."""
+        if isinstance(index, slice):
+            return EventRecords(self.records[index])
+        event = self._built[index]
+        if event is None:
+            event = self._built[index] = event_from_record(self.records[index])
+        return event
+
+    def __iter__(self) -> Iterator[Event]:
+        """The events, oldest first (each built when reached)."""
+        for i in range(len(self.records)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of equal events (a list of events included)."""
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable elements, like a list
+
+    def __repr__(self) -> str:
+        """A short description (the events are not built for it)."""
+        return f"EventRecords({len(self.records)} events)"
+
+
+def as_list(events: Sequence[Event]) -> list[Event]:
+    """``events`` as a list (the same list when it is one)."""
+    return events if isinstance(events, list) else list(events)

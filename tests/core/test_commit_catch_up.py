@@ -1,0 +1,66 @@
+"""Where a commit catches up: under the lock when alone, before it when others write too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import pytest
+
+from skillnb.run import Run, open_run
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> Iterator[tuple[Run, Run]]:
+    """Two handles on one sidecar run, as two kernels would hold them."""
+    first = open_run(state_dir=tmp_path / "run", memory=False)
+    first.formalize("seed", 0)
+    second = open_run(state_dir=tmp_path / "run", memory=False)
+    yield first, second
+    first.close()
+    second.close()
+
+
+def _versions_at_lock(run: Run) -> list[int]:
+    """Record the run's own version each time its store's lock is taken (or re-entered)."""
+    seen: list[int] = []
+    store = run.journal.store
+    take = store.lock
+
+    def lock() -> AbstractContextManager[None]:
+        seen.append(run.journal.state.version)
+        return take()
+
+    store.lock = lock  # type: ignore[method-assign]
+    return seen
+
+
+def test_alone_a_commit_reads_the_journal_once_under_the_lock(two: tuple[Run, Run]) -> None:
+    """Nobody else wrote: no look at the journal before the lock."""
+    first, _ = two
+    first.formalize("a", 1)
+    seen = _versions_at_lock(first)
+    before = first.journal.store._tail.refresh  # type: ignore[attr-defined]
+    looks: list[int] = []
+    first.journal.store._tail.refresh = lambda: (looks.append(1), before())[1]  # type: ignore[attr-defined]
+    first.formalize("a", 2)
+    assert set(seen) == {3}  # run.created, seed, a=1 (the append re-enters the lock)
+    assert len(looks) == 1  # the one under the lock
+
+
+def test_with_others_writing_a_commit_catches_up_before_the_lock(two: tuple[Run, Run]) -> None:
+    """Once a commit found others' events under the lock, the next reads them before it."""
+    first, second = two
+    second.formalize("b", 1)
+    first.formalize("a", 1)  # finds "b" under the lock: others write here
+    assert first.version == 4  # run.created, seed, b, a
+    for n in range(3):
+        second.formalize("b", n + 2)
+    seen = _versions_at_lock(first)
+    first.formalize("a", 2)
+    assert seen[0] == 7  # caught up with the other's three commits before taking the lock
+    assert first.fact("b").value == 4
+    first.formalize("a", 3)  # nobody wrote meanwhile: back to reading under the lock only
+    assert seen[-1] == 8
+    assert first.fact("a").value == 3
