@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import traceback
 import zlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,3 +47,17 @@ def header_line(base: int) -> bytes:
 
 def lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
+
+
+def fork(work: Callable[[], None]) -> int:
+    """Run ``work`` in a forked process; return its pid (exit code 0: it returned)."""
+    pid = os.fork()
+    if pid == 0:  # the child never returns into pytest
+        code = 0
+        try:
+            work()
+        except BaseException:  # noqa: BLE001 - report anything, then leave the child
+            traceback.print_exc()
+            code = 99
+        os._exit(code)
+    return pid

@@ -9,12 +9,11 @@ import random
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sidecar_helpers import draft, state_at
+from sidecar_helpers import draft, fork, state_at
 
 from skillnb.core.records import Event
 from skillnb.store import SidecarStore
@@ -26,16 +25,7 @@ CRASHED = 86
 
 def run_child(work: Callable[[], None]) -> int:
     """Run ``work`` in a forked process; return its exit code (negative: killed by a signal)."""
-    pid = os.fork()
-    if pid == 0:  # the child never returns into pytest
-        code = 0
-        try:
-            work()
-        except BaseException:  # noqa: BLE001 - report anything, then leave the child
-            traceback.print_exc()
-            code = 99
-        os._exit(code)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return os.waitstatus_to_exitcode(os.waitpid(fork(work), 0)[1])
 
 
 def writer(

@@ -12,12 +12,10 @@ import os
 import subprocess
 import sys
 import time
-import traceback
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sidecar_helpers import draft
+from sidecar_helpers import draft, fork
 
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
@@ -34,20 +32,6 @@ def wait_for(path: Path) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{path} never appeared")
         time.sleep(0.002)
-
-
-def fork(work: Callable[[], None]) -> int:
-    """Run ``work`` in a forked process; return its pid (exit code 0: it returned)."""
-    pid = os.fork()
-    if pid == 0:  # the child never returns into pytest
-        code = 0
-        try:
-            work()
-        except BaseException:  # noqa: BLE001 - report anything, then leave the child
-            traceback.print_exc()
-            code = 99
-        os._exit(code)
-    return pid
 
 
 def exit_code(pid: int) -> int:
