@@ -406,18 +406,23 @@ def measure(url: str) -> list[Row]:
     return rows
 
 
+def measured() -> list[Row]:
+    """Start a server in a temporary folder, measure on it, stop it: the rows."""
+    with tempfile.TemporaryDirectory(prefix="skillnb-pgbench-") as tmp:
+        server = pgserver.get_server(Path(tmp), cleanup_mode="stop")
+        try:
+            return measure(str(server.get_uri()))
+        finally:
+            server.cleanup()
+
+
 def main(argv: list[str] | None = None) -> list[Row]:
     """Start a server, measure, print the table and return its rows.
 
     ``argv`` is accepted for the shared benchmark contract; this benchmark takes no options.
     """
     del argv
-    with tempfile.TemporaryDirectory(prefix="skillnb-pgbench-") as tmp:
-        server = pgserver.get_server(Path(tmp), cleanup_mode="stop")
-        try:
-            rows = measure(str(server.get_uri()))
-        finally:
-            server.cleanup()
+    rows = measured()
     print(format_table(rows))
     print(
         "raw: a single-row INSERT + COMMIT on the same server, alternated write for write; "
@@ -429,13 +434,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
 
 def run_section(_draft: object = None, _value: object = None) -> list[str]:
     """The table as lines, for ``benchmarks/store.py`` (which prints it after its own)."""
-    with tempfile.TemporaryDirectory(prefix="skillnb-pgbench-") as tmp:
-        server = pgserver.get_server(Path(tmp), cleanup_mode="stop")
-        try:
-            rows = measure(str(server.get_uri()))
-        finally:
-            server.cleanup()
-    return format_table(rows).splitlines()
+    return format_table(measured()).splitlines()
 
 
 if __name__ == "__main__":

@@ -45,21 +45,26 @@ def lock_is_free(folder: Path) -> bool:
     return True
 
 
+def record_fsyncs(folder: Path, seen: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Note each fsync of ``folder``'s journal in ``seen``, with whether the lock was free."""
+    inode = journal_inode(folder)
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.fstat(fd).st_ino == inode:
+            seen.append(f"fsync, lock free: {lock_is_free(folder)}")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
 def test_the_fsync_comes_after_the_lock_is_let_go_and_before_control_returns(
     sidecar_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[str] = []
     store = SidecarStore(sidecar_dir, phase_hook=seen.append)
     store.append([draft("first")], expected_version=0)  # creates the journal (synced whole)
-    inode = journal_inode(sidecar_dir)
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if os.fstat(fd).st_ino == inode:
-            seen.append(f"fsync, lock free: {lock_is_free(sidecar_dir)}")
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
+    record_fsyncs(sidecar_dir, seen, monkeypatch)
     seen.clear()
     with store.lock():
         store.append([draft("a")], expected_version=1)
@@ -85,15 +90,7 @@ def test_without_group_commit_the_fsync_is_under_the_lock(
     seen: list[str] = []
     store = SidecarStore(sidecar_dir, phase_hook=seen.append, group_commit=False)
     store.append([draft("first")], expected_version=0)
-    inode = journal_inode(sidecar_dir)
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if os.fstat(fd).st_ino == inode:
-            seen.append(f"fsync, lock free: {lock_is_free(sidecar_dir)}")
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
+    record_fsyncs(sidecar_dir, seen, monkeypatch)
     seen.clear()
     store.append([draft("a")], expected_version=1)
     assert seen == ["append.written", "fsync, lock free: False", "append.synced"]

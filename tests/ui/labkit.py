@@ -44,3 +44,27 @@ def run_cell(page: Any, index: int) -> None:
         }""",
         index,
     )
+
+
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
+"""The two themes the browser tests look at, by the short name they use."""
+
+
+def set_theme(page: Any, theme: str, settle_ms: int = 800) -> None:
+    """Switch JupyterLab's theme, wait until the page wears it, then ``settle_ms`` more."""
+    light = "true" if theme == "light" else "false"
+    page.evaluate(
+        "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})",
+        THEMES[theme],
+    )
+    page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
+    page.wait_for_timeout(settle_ms)
+
+
+def shut_down_kernels(lab_server: Any, folder: str) -> None:
+    """End the sessions (and kernels) of notebooks in ``folder``: other tests count kernels."""
+    status, sessions = lab_server.api("GET", "api/sessions")
+    assert status == 200, sessions
+    for session in sessions:
+        if str(session.get("path", "")).startswith(f"{folder}/"):
+            lab_server.api("DELETE", f"api/sessions/{session['id']}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from labkit import set_theme
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +22,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 KERNEL_START_MS = 60_000
 VIEW = ".skillnb-run-view"
 DIAGRAM = ".jp-RenderedMermaid figure img[src^='data:image/svg+xml']"
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 SCREENS = Path(__file__).resolve().parents[2] / "test-output" / "screens"
 
 # Reads the SVG of a rendered diagram, puts it into the page (off screen, same size) so its
@@ -109,16 +109,6 @@ def contrast(text: str, back: str, page_back: str) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
-def set_theme(page: Any, theme: str) -> None:
-    light = "true" if theme == "light" else "false"
-    page.evaluate(
-        "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})",
-        THEMES[theme],
-    )
-    page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
-    page.wait_for_timeout(1500)  # the theme settles and Mermaid draws again
-
-
 @pytest.fixture
 def diagram_folder(lab_server: Any) -> Any:
     folder = lab_server.folder("diagram")
@@ -160,7 +150,7 @@ def test_workflow_cell_and_widget_draw_one_readable_left_to_right_diagram(
     low: list[str] = []
     for theme in ("light", "dark"):
         # Mermaid takes its theme when it draws: draw again in each theme.
-        set_theme(page, theme)
+        set_theme(page, theme, settle_ms=1500)  # Mermaid draws again
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
         check(workflow_diagram).to_have_count(0)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
@@ -181,7 +171,7 @@ def test_workflow_cell_and_widget_draw_one_readable_left_to_right_diagram(
                 if ratio < 4.5:
                     low.append(f"{theme} {name} {label} on {behind}: {ratio:.2f}")
         cells.nth(1).screenshot(path=str(SCREENS / f"workflow-diagram-{theme}.png"))
-    set_theme(page, "light")  # the next test's page starts in the default theme
+    set_theme(page, "light", settle_ms=1500)  # the next test's page starts in the default theme
     assert not low, "\n".join(low)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from labkit import shut_down_kernels
 
 pytestmark = pytest.mark.browser
 
@@ -63,15 +64,6 @@ def expect() -> Any:
 def live_folder(lab_server: Any) -> Iterator[Path]:
     yield lab_server.folder("live")
     shut_down_kernels(lab_server, "live")
-
-
-def shut_down_kernels(lab_server: Any, folder: str) -> None:
-    """End the sessions (and kernels) of notebooks in ``folder``: other tests count kernels."""
-    status, sessions = lab_server.api("GET", "api/sessions")
-    assert status == 200, sessions
-    for session in sessions:
-        if str(session.get("path", "")).startswith(f"{folder}/"):
-            lab_server.api("DELETE", f"api/sessions/{session['id']}")
 
 
 def open_and_run(page: Any, url: str, path: str) -> None:

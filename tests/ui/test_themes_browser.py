@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from labkit import set_theme
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +27,6 @@ PANEL = "#skillnb-run-panel"
 PANEL_TAB = '.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="skillnb-run-panel"]'
 VIEW = ".skillnb-run-view"
 BADGE = ".jp-skillnb-badge"
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 CELLS = [
     "%load_ext skillnb",
     "%%formalize budget\n600 * 2",
@@ -60,17 +60,6 @@ def add_partial_batch(notebook: Path) -> None:
     run = skillnb.open_run(notebook, memory=False)
     for _ in run.items("resumes", [f"cv-{n:02d}" for n in range(27)], limit=7):
         pass
-
-
-def set_theme(page: Any, theme: str) -> None:
-    """Switch JupyterLab's theme and wait until the page wears it."""
-    light = "true" if theme == "light" else "false"
-    page.evaluate(
-        "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})",
-        THEMES[theme],
-    )
-    page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
-    page.wait_for_timeout(800)  # the theme's stylesheet settles
 
 
 def serious_violations(page: Any) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labkit import run_cell
+from labkit import run_cell, shut_down_kernels
 
 pytestmark = pytest.mark.browser
 
@@ -58,15 +58,6 @@ def write_notebook(folder: Path) -> Path:
     path = folder / "widget.ipynb"
     nbformat.write(notebook, path)
     return path
-
-
-def shut_down_kernels(lab_server: Any, folder: str) -> None:
-    """End the sessions (and kernels) of notebooks in ``folder``: other tests count kernels."""
-    status, sessions = lab_server.api("GET", "api/sessions")
-    assert status == 200, sessions
-    for session in sessions:
-        if str(session.get("path", "")).startswith(f"{folder}/"):
-            lab_server.api("DELETE", f"api/sessions/{session['id']}")
 
 
 @pytest.fixture
