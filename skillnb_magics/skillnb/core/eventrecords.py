@@ -1,23 +1,25 @@
-"""Checked journal records seen as events, each built only when it is read (core layer).
+"""Checked journal events held as columns, each Event built only when it is read (core layer).
 
 Replaying a long journal reads every line, but most of its events are never looked at as
 :class:`~skillnb.core.records.Event` objects: a fact written over later is folded once, at
 the end, and only the last few hundred events are kept for history. :class:`EventRecords`
-holds the records a reader has already checked (plain dicts with exactly the five fields of
-an event, ``at`` already a ``datetime``) and builds the ``Event`` of one of them the first
-time it is read. :func:`skillnb.core.state.apply_all` folds the records themselves and
-builds events only where a fold needs one.
+holds what a reader has already checked as columns (the sequence numbers as a ``range``, then
+the types, times and data of the events, one list each, all of format version ``v``) and
+builds the ``Event`` of one of them the first time it is read.
+:func:`skillnb.core.state.apply_all` folds the columns themselves and builds events only
+where a fold needs one.
 
-An event built here shares its record as its ``__dict__``: the record belongs to the event
-from then on, and nothing else may change it.
+An event built here shares its ``data`` with its column (as an event read line by line
+shares the parser's objects): nothing may change the columns once they are handed over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any, overload
 
-from skillnb.core.records import Event
+from skillnb.core.records import RECORD_VERSION, Event
 
 __all__ = ["EventRecords", "as_list", "event_from_record"]
 
@@ -28,6 +30,8 @@ _set = object.__setattr__
 
 def event_from_record(record: dict[str, Any]) -> Event:
     """Make ``record`` (checked: the five fields, in order) an Event without validating again.
+
+    The event takes ``record`` as its ``__dict__``: nothing else may change it afterwards.
 
     This is what ``Event.model_construct`` does, minus its cost. Every event built here
     shares one fields-set: all fields are set, and assigning a field adds nothing to it.
@@ -41,22 +45,39 @@ def event_from_record(record: dict[str, Any]) -> Event:
 
 
 class EventRecords(Sequence[Event]):
-    """A read-only sequence of events over checked records, each event built on first read.
+    """A read-only sequence of events over checked columns, each event built on first read.
 
     Reading the same index twice gives the same ``Event`` object; a slice is a new
-    ``EventRecords`` over the same records (its events are built anew, sharing the records).
+    ``EventRecords`` over the same values (its events are built anew).
     """
 
-    __slots__ = ("_built", "records")
+    __slots__ = ("_built", "data", "seqs", "times", "types", "v")
 
-    def __init__(self, records: list[dict[str, Any]]) -> None:
-        self.records = records
-        """The checked records, oldest first (read-only by contract)."""
-        self._built: list[Event | None] = [None] * len(records)
+    def __init__(
+        self,
+        seqs: range,
+        types: Sequence[str],
+        times: Sequence[datetime],
+        data: Sequence[dict[str, Any]],
+        v: int = RECORD_VERSION,
+    ) -> None:
+        if not len(seqs) == len(types) == len(times) == len(data):
+            raise ValueError("the columns of events differ in length")
+        self.seqs = seqs
+        """The events' sequence numbers."""
+        self.types = types
+        """The events' types (text)."""
+        self.times = times
+        """The events' times (aware datetimes)."""
+        self.data = data
+        """The events' data (JSON objects)."""
+        self.v = v
+        """The format version of every event."""
+        self._built: list[Event | None] = [None] * len(seqs)
 
     def __len__(self) -> int:
         """How many events there are."""
-        return len(self.records)
+        return len(self.seqs)
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
@@ -67,15 +88,24 @@ class EventRecords(Sequence[Event]):
     def __getitem__(self, index: int | slice) -> Event | EventRecords:
         """The event at ``index`` (built now if it was not yet), or a slice of them."""
         if isinstance(index, slice):
-            return EventRecords(self.records[index])
+            return EventRecords(
+                self.seqs[index], self.types[index], self.times[index], self.data[index], self.v
+            )
         event = self._built[index]
         if event is None:
-            event = self._built[index] = event_from_record(self.records[index])
+            record = {
+                "v": self.v,
+                "seq": self.seqs[index],
+                "type": self.types[index],
+                "at": self.times[index],
+                "data": self.data[index],
+            }
+            event = self._built[index] = event_from_record(record)
         return event
 
     def __iter__(self) -> Iterator[Event]:
         """The events, oldest first (each built when reached)."""
-        for i in range(len(self.records)):
+        for i in range(len(self.seqs)):
             yield self[i]
 
     def __eq__(self, other: object) -> bool:
@@ -88,7 +118,7 @@ class EventRecords(Sequence[Event]):
 
     def __repr__(self) -> str:
         """A short description (the events are not built for it)."""
-        return f"EventRecords({len(self.records)} events)"
+        return f"EventRecords({len(self.seqs)} events)"
 
 
 def as_list(events: Sequence[Event]) -> list[Event]:

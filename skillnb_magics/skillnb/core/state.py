@@ -50,7 +50,10 @@ change nothing in the state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, count, repeat
+from operator import not_
 from typing import Any
 
 from pydantic import ValidationError
@@ -103,6 +106,10 @@ def _bound(state: RunState, e: Event) -> None:
 
 _validate_fact = Fact.__pydantic_validator__.validate_python
 _validate_step = Step.__pydantic_validator__.validate_python
+
+
+_FACT_TYPE = "fact.formalized"
+_get: Callable[[dict[str, Any], str], Any] = dict.get
 
 
 def _fact(state: RunState, e: Event) -> None:
@@ -395,7 +402,7 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
     done = [0]
     try:
         with gc_paused():  # many objects that stay alive: no cycles to collect
-            if isinstance(events, EventRecords) and views is None:
+            if isinstance(events, EventRecords) and views is None and events.seqs.step == 1:
                 _fold_records(state, events, facts, done)  # builds only the events folds read
             else:
                 for event in events:
@@ -423,34 +430,59 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
 def _fold_records(
     state: RunState, events: EventRecords, facts: dict[str, Event], done: list[int]
 ) -> None:
-    """:func:`apply_all`'s loop over checked records; ``done[0]``: how many were folded.
+    """:func:`apply_all`'s loop over checked columns; ``done[0]``: how many were folded.
 
-    The same as folding ``events`` one by one, but a record becomes an ``Event`` only when a
-    fold reads it: a fact's latest version, an event of a type that changes the state.
+    The same as folding ``events`` (numbered one after the other) one by one, but an event
+    is built only when a fold reads it (a fact's latest version, an event of a type that
+    changes the state), and the facts are sorted out in a few passes over all of them: the
+    loop sees only the other events.
     """
-    latest: dict[str, int] = {}  # the index of each key's latest fact, in first-seen order
-    first = version = state.version
+    first = state.version
+    if events and events.seqs[0] != first + 1:
+        raise MalformedEvent(f"event {events.seqs[0]} follows version {first}")
+    types, data = events.types, events.data
+    deferred, keys, where = _deferred_facts(types, data)
     folds = _RECORD_FOLDS
+    at = len(events)
     try:
-        for i, record in enumerate(events.records):
-            seq, kind, data = record["seq"], record["type"], record["data"]
-            if seq != version + 1:
-                raise MalformedEvent(f"event {seq} follows version {version}")
-            stored = data.get("fact") if kind == "fact.formalized" else None
-            key = stored.get("key") if type(stored) is dict else None
-            if type(key) is str:
-                latest[key] = i
-            elif (fold := folds.get(kind)) is not None:
+        for i, kind, payload in compress(zip(count(), types, data), map(not_, deferred)):
+            at = i
+            if (fold := folds.get(kind)) is not None:
                 try:
-                    fold(state, seq, data)
+                    fold(state, first + 1 + i, payload)
                 except (KeyError, TypeError, ValueError, ValidationError) as exc:
-                    raise MalformedEvent(f"event {seq} ({kind}): {exc}") from exc
+                    raise MalformedEvent(f"event {first + 1 + i} ({kind}): {exc}") from exc
             elif kind in _FOLDS:
                 _fold_one(state, events[i])
-            version = seq
+        at = len(events)
     finally:
-        done[0] = version - first
+        done[0] = at
+        cut = bisect_left(where, at)  # the facts before the event that stopped the fold
+        # Each key's last fact, in first-seen order.
+        latest = dict(zip(keys[:cut], where[:cut], strict=True))
         facts.update((key, events[i]) for key, i in latest.items())
+
+
+def _deferred_facts(
+    types: Sequence[str], data: Sequence[dict[str, Any]]
+) -> tuple[list[bool], list[str], list[int]]:
+    """Which events are well-keyed facts (folded at the end), their keys, their indexes.
+
+    A ``fact.formalized`` whose ``fact`` is not an object with a text ``key`` is not one:
+    it is folded in its turn, so that the error names it.
+    """
+    deferred = list(map(_FACT_TYPE.__eq__, types))
+    where = list(compress(range(len(deferred)), deferred))
+    stored: list[Any] = list(map(_get, compress(data, deferred), repeat("fact")))
+    if set(map(type, stored)) <= {dict}:
+        keys: list[Any] = list(map(_get, stored, repeat("key")))
+        if set(map(type, keys)) <= {str}:
+            return deferred, keys, where
+    found: list[Any] = [item.get("key") if type(item) is dict else None for item in stored]
+    well = [type(key) is str for key in found]
+    for i, ok in zip(where, well, strict=True):
+        deferred[i] = ok
+    return deferred, list(compress(found, well)), list(compress(where, well))
 
 
 def _apply_one(state: RunState, event: Event) -> RunState:

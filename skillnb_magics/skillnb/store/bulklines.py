@@ -4,43 +4,55 @@ Nearly every journal is made of plain lines only: events of the current format w
 this package, with their checksums, numbered one after the other. :func:`plain_records` reads
 such a run of lines in bulk: it splits the bytes once, measures line lengths and bracket
 depth over the whole run in a few C-level passes, parses every line in one parser call
-(:func:`~skillnb.store.fastline.parse_joined`), and then checks each line in one tight loop:
+(:func:`~skillnb.store.fastline.parse_joined`), and then checks all the lines together, each
+check one pass over them at C speed (a ``map`` of a built-in, a set, list or strided bytes
+comparison), never a Python loop over the lines:
 
-* its checksum, over its bytes, and that the parsed ``crc`` and ``more`` are the ones the bytes
-  end with;
-* that it holds exactly the fields of an event (``v``, ``seq``, ``type``, ``at``, ``data``, then
-  ``more`` when true, then ``crc``), of the expected types, ``v`` the current format, ``at`` an
-  RFC 3339 time;
-* that its sequence number is the next one.
+* each line's checksum, over its bytes, against the 8 hex digits its bytes end with, and
+  whether the line goes on (``more``), from its bytes;
+* that each line's object has exactly the members of a line: the five fields of an event
+  (``v``, ``seq``, ``type``, ``at``, ``data``), ``more`` when its bytes say so, and ``crc``;
+* that the fields have their types, ``v`` the current format, ``at`` an RFC 3339 time;
+* that the sequence numbers follow one another.
 
-That is what :func:`skillnb.store.journal.scan` checks line by line, and the records it returns
-are the events that :func:`~skillnb.store.fastline.line_event` would build, as plain dicts
-(see :class:`~skillnb.core.eventrecords.EventRecords`). On the first line that is anything else
-(a header, an older format, damage, a gap) it returns ``None`` and the caller reads line by
+That is what :func:`skillnb.store.journal.scan` checks line by line, and the events it returns
+(as columns, see :class:`~skillnb.core.eventrecords.EventRecords`) are the ones that
+:func:`~skillnb.store.fastline.line_event` would build. When any line is anything else (a
+header, an older format, damage, a gap) it returns ``None`` and the caller reads line by
 line, which reads what it must and names the file and line of any damage.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable
+import sys
+from array import array
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import itemgetter
 from typing import Any, NamedTuple
+from zlib import crc32
 
+from skillnb.core.eventrecords import EventRecords
 from skillnb.store.fastline import parse_joined
 
 __all__ = ["Plain", "plain_records"]
 
 _CRC_KEY = b',"crc":"'
 _CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
-_HEX_AT = len(_CRC_KEY)  # where the 8 hex digits start, counted from the checksum's start
 _MORE = b',"more":true'
-_KEYS = (
-    ("v", "seq", "type", "at", "data", "crc"),
-    ("v", "seq", "type", "at", "data", "more", "crc"),
-)
-"""The fields of a line, in order, indexed by whether its append goes on (``more``)."""
+_SEAL = _CRC_KEY + b'????????"}'
+"""How a line ends after its content: ``?`` stands for a hex digit of its checksum."""
+_SIZES = (6, 7)
+"""How many members a line's object has, indexed by whether its append goes on."""
+_TAIL = itemgetter(slice(-_CRC_TAIL, None))
+_CONTENT = itemgetter(slice(None, -_CRC_TAIL))
+_BEFORE_CRC = itemgetter(slice(-_CRC_TAIL - len(_MORE), -_CRC_TAIL))
+_FIELDS = itemgetter("v", "seq", "type", "at", "data")
+_SHAPE = itemgetter(4, 10, 13)
+_U32 = "I" if array("I").itemsize == 4 else "L"
+"""The array type code of 32-bit unsigned integers (checksums)."""
+_INT, _STR, _DICT = {int}, {str}, {dict}
 _OPENERS = bytes(0x7B if b == 0x5B else b for b in range(256))  # "[" counts as "{"
 _NOT_OPENERS = bytes(b for b in range(256) if b not in b"{[\n")
 _plus_one = (1).__add__
@@ -49,8 +61,8 @@ _plus_one = (1).__add__
 class Plain(NamedTuple):
     """What :func:`plain_records` found: checked records, where their lines start, commits."""
 
-    records: list[dict[str, Any]]
-    """One record per line: an event's five fields, ``at`` parsed (committed or not)."""
+    events: EventRecords
+    """One event per line (committed or not)."""
     starts: list[int]
     """The absolute offset of each line, then of the end of the last one."""
     committed: int
@@ -96,7 +108,9 @@ def plain_records(
 
     """
     if end <= pos:
-        return Plain([], [start + pos], 0)
+        return Plain(
+            EventRecords(range(first_seq, first_seq), [], [], [], version), [start + pos], 0
+        )
     head = data[pos : end - 1]
     lines = head.split(b"\n")
     if _too_long_or_deep(head, lines, max_bytes, depth):
@@ -105,62 +119,93 @@ def plain_records(
     if not objs:
         return None
     try:
-        committed = _check(objs, lines, first_seq, version)
-    except (TypeError, ValueError, KeyError):  # a malformed checksum, time or shape
+        found = _check(objs, lines, first_seq, version)
+    except (TypeError, ValueError, KeyError):  # a missing field, a time that is not one
         return None
-    if committed is None:
+    if found is None:
         return None
     starts = list(accumulate(map(_plus_one, map(len, lines)), initial=start + pos))
-    return Plain(objs, starts, committed)
+    return found._replace(starts=starts)
 
 
-def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> int | None:
-    """Check each line against its parsed object; make each object an event's record.
+def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> Plain | None:
+    """Check each line against its parsed object; gather the events' fields as columns.
 
-    Returns how many lines are committed, or ``None`` at the first line that is not a plain
-    event numbered ``seq``, ``seq + 1``, ... (some objects may then be changed already).
+    Returns the events (``starts`` left empty), or ``None`` when a line is not a plain event
+    numbered ``seq``, ``seq + 1``, ...
 
-    The parsed ``crc`` is not compared with the bytes: a JSON object whose bytes end with
-    ``,"crc":"…"}`` has exactly that last member, and the checksum is checked on the bytes,
-    as :func:`skillnb.store.journal.parse_line` checks it.
+    Each check is one pass over all the lines at C speed (``map`` of a built-in, a set, a
+    list or a strided bytes comparison) rather than a Python loop over the lines: the same
+    checks as :func:`~skillnb.store.fastline.line_event` makes on one line.
     """
-    crc32 = zlib.crc32
-    iso = datetime.fromisoformat
-    first = seq
-    committed = 0
-    for obj, raw in zip(objs, lines, strict=True):
-        if type(obj) is not dict:
-            return None
-        size = len(raw) - _CRC_TAIL  # where the checksum begins
-        content = raw[:size]
-        more = content.endswith(_MORE)
-        if (  # the bytes end with the checksum of the rest, the object has the fields they say
-            tuple(obj) != _KEYS[more]
-            or not raw.startswith(_CRC_KEY, size)
-            or not raw.endswith(b'"}')
-            or crc32(b"}", crc32(content)) != int(raw[size + _HEX_AT : -2], 16)
-        ):
-            return None
-        del obj["crc"]
-        if more and obj.pop("more") is not True:
-            return None
-        v, number, kind, at, payload = obj.values()
-        if (
-            type(v) is not int
-            or v != version
-            or type(number) is not int
-            or number != seq
-            or type(kind) is not str
-            or type(payload) is not dict
-            or type(at) is not str
-            or len(at) < 19  # an RFC 3339 time as datetime.isoformat writes it
-            or at[10] != "T"
-            or at[4] != "-"
-            or at[13] != ":"
-        ):
-            return None
-        obj["at"] = iso(at)  # ValueError: not a time
-        seq += 1
-        if not more:
-            committed = seq - first
-    return committed
+    if set(map(type, objs)) != _DICT:
+        return None
+    mores = _sealed(lines)
+    # A line's bytes end with ``,"crc":"…"}`` (and ``,"more":true`` before it, when it goes
+    # on): those are members of the line's object, so an object with the five fields of an
+    # event and one member more (two with "more") has exactly the fields of a line.
+    if mores is None or list(map(len, objs)) != list(map(_SIZES.__getitem__, mores)):
+        return None
+    vs, seqs, types, ats, data = zip(*map(_FIELDS, objs), strict=True)
+    if (
+        set(vs) != {version}
+        or set(map(type, vs)) != _INT
+        or set(map(type, seqs)) != _INT
+        or seqs != tuple(range(seq, seq + len(seqs)))
+        or set(map(type, types)) != _STR
+        or set(map(type, data)) != _DICT
+        or set(map(type, ats)) != _STR
+        or not _rfc3339_shaped(ats)
+    ):
+        return None
+    times = list(map(datetime.fromisoformat, ats))  # ValueError: not a time
+    events = EventRecords(range(seq, seq + len(seqs)), types, times, data, version)
+    try:
+        committed = len(mores) - mores[::-1].index(False)  # up to the last line without more
+    except ValueError:  # every line goes on: nothing is committed yet
+        committed = 0
+    return Plain(events, [], committed)
+
+
+def _sealed(lines: list[bytes]) -> list[bool] | None:
+    """Whether each line goes on (``more``), when each line ends with its own checksum.
+
+    ``None`` when a line does not end with ``,"crc":"`` and the checksum of what precedes
+    it, as 8 lowercase hex digits, then ``"}`` (one written otherwise, in capitals say, is
+    then read line by line).
+    """
+    crcs = array(_U32, map(crc32, repeat(b"}"), map(crc32, map(_CONTENT, lines))))
+    if sys.byteorder == "little":
+        crcs.byteswap()
+    hexes = crcs.tobytes().hex().encode("ascii")  # 8 digits a line, as the lines write them
+    tails = b"".join(map(_TAIL, lines))  # ,"crc":"01234567"} a line
+    n = len(lines)
+    if len(tails) != n * _CRC_TAIL or any(
+        tails[i::_CRC_TAIL] != expected for i, expected in enumerate(_tail_columns(hexes, n))
+    ):
+        return None
+    return list(map(_MORE.__eq__, map(_BEFORE_CRC, lines)))
+
+
+def _tail_columns(hexes: bytes, n: int) -> Iterator[bytes]:
+    """Byte ``i`` of every line's expected tail, for each ``i`` of ``,"crc":"01234567"}``."""
+    for i, char in enumerate(_SEAL):
+        yield bytes((char,)) * n if char != 0x3F else hexes[i - len(_CRC_KEY) :: 8]
+
+
+def _rfc3339_shaped(ats: tuple[str, ...]) -> bool:
+    """Whether each text is shaped as :meth:`datetime.isoformat` writes a time with a date.
+
+    At least 19 characters, ``-`` at 4, ``T`` at 10, ``:`` at 13 (what
+    :func:`~skillnb.store.fastline.fast_event` asks before parsing a time). Times of one
+    length, as a run mostly writes them, are checked by slicing their concatenation.
+    """
+    lengths = set(map(len, ats))
+    if min(lengths) < 19:
+        return False
+    if len(lengths) > 1:
+        return set(map(_SHAPE, ats)) == {("-", "T", ":")}
+    joined, n, step = "".join(ats), len(ats), lengths.pop()
+    return (
+        joined[4::step] == "-" * n and joined[10::step] == "T" * n and joined[13::step] == ":" * n
+    )

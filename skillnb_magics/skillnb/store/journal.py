@@ -43,7 +43,6 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.records import RECORD_VERSION, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
@@ -313,7 +312,8 @@ class Scan:
     """What :func:`scan` found in a run of journal bytes."""
 
     events: Sequence[Event]
-    """The committed events, oldest first (built when read, see :class:`EventRecords`)."""
+    """The committed events, oldest first (built when read: see
+    :class:`~skillnb.core.eventrecords.EventRecords`)."""
     offsets: list[int]
     """Absolute byte offset of each committed event's line."""
     header: JournalHeader | None
@@ -392,7 +392,7 @@ def _scan_plain(data: bytes, *, path: Path, start: int, next_seq: int, header: b
     done = plain.committed
     committed_end = plain.starts[done] - start
     return Scan(
-        events=EventRecords(plain.records[:done]),
+        events=plain.events[:done],
         offsets=plain.starts[:done],
         header=found,
         end=start + committed_end,
