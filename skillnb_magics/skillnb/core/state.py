@@ -53,11 +53,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, count, repeat
-from operator import not_
+from operator import not_, or_
 from typing import Any
 
 from pydantic import ValidationError
 
+from skillnb.core.bulkfold import fold_later, later_events
 from skillnb.core.claims import item_claim_key, step_claim_key
 from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
@@ -434,14 +435,19 @@ def _fold_records(
 
     The same as folding ``events`` (numbered one after the other) one by one, but an event
     is built only when a fold reads it (a fact's latest version, an event of a type that
-    changes the state), and the facts are sorted out in a few passes over all of them: the
-    loop sees only the other events.
+    changes the state), the facts are sorted out in a few passes over all of them, and steps
+    and batch items are folded at once when they can be (:mod:`skillnb.core.bulkfold`), after
+    the loop over the other events, whose folds touch neither.
     """
     first = state.version
     if events and events.seqs[0] != first + 1:
         raise MalformedEvent(f"event {events.seqs[0]} follows version {first}")
     types, data = events.types, events.data
     deferred, keys, where = _deferred_facts(types, data)
+    later = later_events(state, set(types), types, data)
+    for mask in later:
+        if mask is not None:
+            deferred = list(map(or_, deferred, mask))
     folds = _RECORD_FOLDS
     at = len(events)
     try:
@@ -457,7 +463,9 @@ def _fold_records(
         at = len(events)
     finally:
         done[0] = at
-        cut = bisect_left(where, at)  # the facts before the event that stopped the fold
+        # Only what comes before the event that stopped the fold, if one did.
+        fold_later(state, first + 1, types, data, later.prefix(at), folds)
+        cut = bisect_left(where, at)
         # Each key's last fact, in first-seen order.
         latest = dict(zip(keys[:cut], where[:cut], strict=True))
         facts.update((key, events[i]) for key, i in latest.items())

@@ -28,8 +28,9 @@ import sys
 from array import array
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import reduce
 from itertools import accumulate, repeat
-from operator import itemgetter
+from operator import and_, itemgetter
 from typing import Any, NamedTuple
 from zlib import crc32
 
@@ -45,9 +46,10 @@ _SEAL = _CRC_KEY + b'????????"}'
 """How a line ends after its content: ``?`` stands for a hex digit of its checksum."""
 _SIZES = (6, 7)
 """How many members a line's object has, indexed by whether its append goes on."""
-_TAIL = itemgetter(slice(-_CRC_TAIL, None))
+_TAIL = itemgetter(slice(-_CRC_TAIL - len(_MORE), None))
+_IS = {char: bytes(int(byte == char) for byte in range(256)) for char in _MORE}
+"""For each byte of ``,"more":true``, a table that makes it 1 and any other byte 0."""
 _CONTENT = itemgetter(slice(None, -_CRC_TAIL))
-_BEFORE_CRC = itemgetter(slice(-_CRC_TAIL - len(_MORE), -_CRC_TAIL))
 _FIELDS = itemgetter("v", "seq", "type", "at", "data")
 _SHAPE = itemgetter(4, 10, 13)
 _U32 = "I" if array("I").itemsize == 4 else "L"
@@ -140,7 +142,7 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> Plain
     """
     if set(map(type, objs)) != _DICT:
         return None
-    mores = _sealed(lines)
+    mores = _sealed(lines)  # 1: the line goes on
     # A line's bytes end with ``,"crc":"…"}`` (and ``,"more":true`` before it, when it goes
     # on): those are members of the line's object, so an object with the five fields of an
     # event and one member more (two with "more") has exactly the fields of a line.
@@ -161,30 +163,35 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> Plain
     times = list(map(datetime.fromisoformat, ats))  # ValueError: not a time
     events = EventRecords(range(seq, seq + len(seqs)), types, times, data, version)
     try:
-        committed = len(mores) - mores[::-1].index(False)  # up to the last line without more
+        committed = len(mores) - mores[::-1].index(0)  # up to the last line without more
     except ValueError:  # every line goes on: nothing is committed yet
         committed = 0
     return Plain(events, [], committed)
 
 
-def _sealed(lines: list[bytes]) -> list[bool] | None:
-    """Whether each line goes on (``more``), when each line ends with its own checksum.
+def _sealed(lines: list[bytes]) -> list[int] | None:
+    """Whether each line goes on (``more``: 1, else 0), when each ends with its own checksum.
 
     ``None`` when a line does not end with ``,"crc":"`` and the checksum of what precedes
     it, as 8 lowercase hex digits, then ``"}`` (one written otherwise, in capitals say, is
-    then read line by line).
+    then read line by line). The last bytes of every line are joined once and compared
+    column by column: byte ``i`` of every line's tail in one strided slice.
     """
     crcs = array(_U32, map(crc32, repeat(b"}"), map(crc32, map(_CONTENT, lines))))
     if sys.byteorder == "little":
         crcs.byteswap()
     hexes = crcs.tobytes().hex().encode("ascii")  # 8 digits a line, as the lines write them
-    tails = b"".join(map(_TAIL, lines))  # ,"crc":"01234567"} a line
-    n = len(lines)
-    if len(tails) != n * _CRC_TAIL or any(
-        tails[i::_CRC_TAIL] != expected for i, expected in enumerate(_tail_columns(hexes, n))
+    tails = b"".join(map(_TAIL, lines))  # the place of ,"more":true then ,"crc":"01234567"}
+    n, width = len(lines), len(_MORE) + _CRC_TAIL
+    if len(tails) != n * width or any(
+        tails[len(_MORE) + i :: width] != expected
+        for i, expected in enumerate(_tail_columns(hexes, n))
     ):
         return None
-    return list(map(_MORE.__eq__, map(_BEFORE_CRC, lines)))
+    # A line goes on when each of the 12 bytes before its checksum is the byte of ,"more":true
+    columns = (tails[i::width].translate(_IS[char]) for i, char in enumerate(_MORE))
+    flags = reduce(and_, (int.from_bytes(column, "big") for column in columns))
+    return list(flags.to_bytes(n, "big"))
 
 
 def _tail_columns(hexes: bytes, n: int) -> Iterator[bytes]:
