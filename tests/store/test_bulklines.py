@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -329,3 +330,71 @@ def test_a_step_started_with_a_value_of_another_type_is_still_refused() -> None:
     event = Event(seq=1, type="step.started", at=NOW, data={"key": "s", "source_hash": 5})
     with pytest.raises(MalformedEvent, match="source_hash"):
         apply_all(RunState(run_id=""), [event])
+
+
+def _line(obj: dict[str, Any], *, more: bool = False) -> bytes:
+    content = json.dumps(obj, separators=(",", ":")).encode()[:-1]
+    return seal(content + (b',"more":true' if more else b""))
+
+
+def test_members_in_another_order_are_read_in_bulk_as_line_by_line(parser: str) -> None:
+    at = NOW.isoformat()
+    lines = [
+        _line({"seq": 1, "v": 1, "type": "a", "at": at, "data": {"x": 1}}, more=True),
+        _line({"data": {}, "at": at, "type": "b", "seq": 2, "v": 1}),
+    ]
+    found = same_scan(b"".join(lines))
+    assert [e.type for e in found.events] == ["a", "b"]
+    assert list(found.events[0].__dict__) == ["v", "seq", "type", "at", "data"]
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2024-05-01 12:00:00+00:00",  # a space for the T: of the same length as the others
+        "2024/05/01T12:00:00+00:00",
+        "2024-05-01T12-00:00+00:00",
+    ],
+)
+def test_a_time_of_another_shape_is_read_line_by_line(at: str) -> None:
+    good = NOW.isoformat()
+    assert len(at) == len(good)
+    objs = [{"v": 1, "seq": i, "type": "t", "at": good, "data": {}} for i in (1, 2, 3)]
+    objs[1]["at"] = at
+    data = b"".join(_line(obj) for obj in objs)
+    refused: StoreCorrupted | None = None
+    try:
+        slow = careful_scan(data)
+    except StoreCorrupted as exc:
+        refused = exc
+    if refused is not None:
+        with pytest.raises(StoreCorrupted) as raised:
+            scan(data, path=PATH)
+        assert (raised.value.line, raised.value.detail) == (refused.line, refused.detail)
+        return
+    found = scan(data, path=PATH)
+    assert not isinstance(found.events, EventRecords)  # not in bulk
+    assert list(found.events) == list(slow.events)
+
+
+def test_a_line_whose_tail_is_not_its_checksum_is_refused_with_its_line() -> None:
+    lines = journal_bytes(groups=1).splitlines(keepends=True)
+    lines[4] = lines[4].replace(b',"crc":"', b',"crc" :"')  # the checksum no longer parses
+    with pytest.raises(StoreCorrupted) as raised:
+        scan(b"".join(lines), path=PATH, header_allowed=True)
+    assert raised.value.line == 5
+    assert "checksum" in raised.value.detail
+
+
+def test_event_columns_slice_and_fold_like_a_list_of_events() -> None:
+    events = mixed_events()
+    found = scan(encode_events(events), path=PATH)
+    assert isinstance(found.events, EventRecords)
+    every_other = found.events[::2]
+    assert isinstance(every_other, EventRecords)
+    assert list(every_other) == events[::2]
+    assert every_other[1].data is found.events[2].data  # shared, as the contract says
+    with pytest.raises(MalformedEvent, match="event 3 follows version 1"):
+        apply_all(RunState(run_id=""), every_other)  # numbered 1, 3, ...: folded in turn
+    with pytest.raises(ValueError, match="differ in length"):
+        EventRecords(range(1, 3), ["a"], [NOW], [{}])
