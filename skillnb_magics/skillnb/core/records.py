@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from itertools import filterfalse, islice
+from itertools import islice
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -368,17 +368,6 @@ class Batch(_Record):
         self.done.append(key)
         sets.finished.add(key)
         sets.done_n += 1
-
-    def mark_all_done(self, keys: list[str]) -> None:
-        """Record each of ``keys`` as done in turn, as :meth:`mark_done` would (O(len(keys)))."""
-        sets = self._index()
-        new = list(filterfalse(sets.seen.__contains__, dict.fromkeys(keys)))
-        self.items.extend(new)
-        sets.seen.update(new)
-        sets.seen_n += len(new)
-        self.done.extend(keys)
-        sets.finished.update(keys)
-        sets.done_n += len(keys)
 
     def is_done(self, key: str) -> bool:
         """True when ``key`` is done (O(1))."""

@@ -50,15 +50,12 @@ change nothing in the state.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
-from itertools import compress, count, repeat
-from operator import not_, or_
+from collections.abc import Callable, Iterable
+from itertools import count
 from typing import Any
 
 from pydantic import ValidationError
 
-from skillnb.core.bulkfold import fold_later, later_events
 from skillnb.core.claims import item_claim_key, step_claim_key
 from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
@@ -110,7 +107,6 @@ _validate_step = Step.__pydantic_validator__.validate_python
 
 
 _FACT_TYPE = "fact.formalized"
-_get: Callable[[dict[str, Any], str], Any] = dict.get
 
 
 def _fact(state: RunState, e: Event) -> None:
@@ -434,63 +430,37 @@ def _fold_records(
     """:func:`apply_all`'s loop over checked columns; ``done[0]``: how many were folded.
 
     The same as folding ``events`` (numbered one after the other) one by one, but an event
-    is built only when a fold reads it (a fact's latest version, an event of a type that
-    changes the state), the facts are sorted out in a few passes over all of them, and steps
-    and batch items are folded at once when they can be (:mod:`skillnb.core.bulkfold`), after
-    the loop over the other events, whose folds touch neither.
+    is built only when a fold reads it: a fact's latest version, an event of a type that
+    changes the state and is not folded from its data alone. One pass, each event's type
+    and data read from their columns: a replay is bound by touching each event's objects,
+    so each is touched once.
     """
     first = state.version
     if events and events.seqs[0] != first + 1:
         raise MalformedEvent(f"event {events.seqs[0]} follows version {first}")
-    types, data = events.types, events.data
-    deferred, keys, where = _deferred_facts(types, data)
-    later = later_events(state, set(types), types, data)
-    for mask in later:
-        if mask is not None:
-            deferred = list(map(or_, deferred, mask))
+    latest: dict[str, int] = {}  # the index of each key's latest fact, in first-seen order
     folds = _RECORD_FOLDS
-    at = len(events)
+    at = 0
     try:
-        for i, kind, payload in compress(zip(count(), types, data), map(not_, deferred)):
-            at = i
+        for at, kind, data in zip(count(), events.types, events.data):
+            if kind == _FACT_TYPE:
+                stored = data.get("fact")
+                key = stored.get("key") if type(stored) is dict else None
+                if type(key) is str:
+                    latest[key] = at
+                    continue
             if (fold := folds.get(kind)) is not None:
                 try:
-                    fold(state, first + 1 + i, payload)
+                    fold(state, first + 1 + at, data)
                 except (KeyError, TypeError, ValueError, ValidationError) as exc:
-                    raise MalformedEvent(f"event {first + 1 + i} ({kind}): {exc}") from exc
+                    seq = first + 1 + at
+                    raise MalformedEvent(f"event {seq} ({kind}): {exc}") from exc
             elif kind in _FOLDS:
-                _fold_one(state, events[i])
+                _fold_one(state, events[at])
         at = len(events)
     finally:
         done[0] = at
-        # Only what comes before the event that stopped the fold, if one did.
-        fold_later(state, first + 1, types, data, later.prefix(at), folds)
-        cut = bisect_left(where, at)
-        # Each key's last fact, in first-seen order.
-        latest = dict(zip(keys[:cut], where[:cut], strict=True))
         facts.update((key, events[i]) for key, i in latest.items())
-
-
-def _deferred_facts(
-    types: Sequence[str], data: Sequence[dict[str, Any]]
-) -> tuple[list[bool], list[str], list[int]]:
-    """Which events are well-keyed facts (folded at the end), their keys, their indexes.
-
-    A ``fact.formalized`` whose ``fact`` is not an object with a text ``key`` is not one:
-    it is folded in its turn, so that the error names it.
-    """
-    deferred = list(map(_FACT_TYPE.__eq__, types))
-    where = list(compress(range(len(deferred)), deferred))
-    stored: list[Any] = list(map(_get, compress(data, deferred), repeat("fact")))
-    if set(map(type, stored)) <= {dict}:
-        keys: list[Any] = list(map(_get, stored, repeat("key")))
-        if set(map(type, keys)) <= {str}:
-            return deferred, keys, where
-    found: list[Any] = [item.get("key") if type(item) is dict else None for item in stored]
-    well = [type(key) is str for key in found]
-    for i, ok in zip(where, well, strict=True):
-        deferred[i] = ok
-    return deferred, list(compress(found, well)), list(compress(where, well))
 
 
 def _apply_one(state: RunState, event: Event) -> RunState:

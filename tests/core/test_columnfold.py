@@ -1,4 +1,4 @@
-"""Folding steps and batch items at once gives the state folding them one by one gives."""
+"""Folding events from columns gives the state that folding the events one by one gives."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core import state as state_module
 from skillnb.core.eventrecords import EventRecords
-from skillnb.core.records import Batch, Event, RunState
+from skillnb.core.records import Event, RunState
 from skillnb.core.state import MalformedEvent, apply_all
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -80,21 +79,8 @@ def same_state(specs: list[Spec]) -> RunState:
     return at_once
 
 
-def test_steps_and_items_folded_at_once_skip_the_fold_of_each_event(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    calls: list[str] = []
-    folds = dict(state_module._RECORD_FOLDS)
-    for kind, fold in folds.items():
-        monkeypatch.setitem(
-            state_module._RECORD_FOLDS,
-            kind,
-            lambda s, q, d, kind=kind, fold=fold: (calls.append(kind), fold(s, q, d)),
-        )
-    state = apply_all(RunState(run_id="r"), columns(RERUNS))
-    assert calls == []  # no step or item was folded one event at a time
-    monkeypatch.undo()
-    assert dumped(state) == dumped(same_state(RERUNS))
+def test_a_rerun_journal_folds_from_columns_as_in_turn() -> None:
+    state = same_state(RERUNS)
     assert state.steps["a"].started_seq == 9
     assert state.steps["a"].committed_seq == 12
     assert state.steps["b"].status == "started"
@@ -120,7 +106,7 @@ def test_a_step_whose_fields_need_validating_is_refused_as_in_turn() -> None:
     _refused_in_turn(specs, len(specs), "step.started")
 
 
-def test_a_claim_in_the_run_folds_every_event_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_claim_in_the_run_folds_as_in_turn() -> None:
     claim = {
         "key": 'item:["docs","x"]',
         "owner": {"host": "h", "pid": 1, "started": 0.0},
@@ -160,19 +146,3 @@ def _refused_in_turn(specs: list[Spec], seq: int, kind: str) -> None:
             apply_all(state, source)
         states.append(dumped(state))
     assert states[0] == states[1]
-
-
-def test_marking_many_items_done_is_marking_each_in_turn() -> None:
-    keys = ["a", "b", "a", "new", "c", "new"]
-    at_once, in_turn = Batch(name="b", items=["c", "d"]), Batch(name="b", items=["c", "d"])
-    at_once.mark_done("d")
-    in_turn.mark_done("d")
-    at_once.mark_all_done(keys)
-    for key in keys:
-        in_turn.mark_done(key)
-    assert at_once == in_turn
-    assert at_once.items == ["c", "d", "a", "b", "new"]
-    assert at_once.done_count == in_turn.done_count == 5
-    assert at_once.remaining() == in_turn.remaining() == []
-    at_once.mark_all_done([])
-    assert at_once == in_turn
