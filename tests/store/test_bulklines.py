@@ -398,3 +398,21 @@ def test_event_columns_slice_and_fold_like_a_list_of_events() -> None:
         apply_all(RunState(run_id=""), every_other)  # numbered 1, 3, ...: folded in turn
     with pytest.raises(ValueError, match="differ in length"):
         EventRecords(range(1, 3), ["a"], [NOW], [{}])
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"v":1,"seq":2,"type":"t","at":5,"data":{}',  # a time that is not text
+        b'{"v":1,"seq":2,"type":"t","at":["2024-05-01T12:00:00+00:00"],"data":{}',
+        b'{"v":1,"seq":2,"type":"t","at":"2024-05-01T12:00:00+00:00","data":[]',
+        b'{"v":1,"seq":2,"type":7,"at":"2024-05-01T12:00:00+00:00","data":{}',
+        b'{"v":1,"seq":2.0,"type":"t","at":"2024-05-01T12:00:00+00:00","data":{}',
+        b'{"v":true,"seq":2,"type":"t","at":"2024-05-01T12:00:00+00:00","data":{}',
+    ],
+)
+def test_a_line_of_another_shape_is_refused_with_its_line(parser: str, content: bytes) -> None:
+    first = _line({"v": 1, "seq": 1, "type": "t", "at": NOW.isoformat(), "data": {}})
+    with pytest.raises(StoreCorrupted) as raised:
+        scan(first + seal(content), path=PATH)
+    assert raised.value.line == 2
