@@ -54,8 +54,10 @@ MISSED_MAX = 100
 """A refused append brings back the events it missed when they are at most this many."""
 
 ITEM_DONE = "batch.item_done"
-_NUL = "\\u0000"  # JSONB cannot hold a NUL character: such a payload keeps its line only
-_DATA_KEY = '"data":'  # the journal line's last key (store.journal._event_json's order)
+_NUL = b"\\u0000"  # JSONB cannot hold a NUL character: such a payload keeps its line only
+_NUL_SQL = _NUL.decode()
+_AT_KEY = b'"at":"'  # the journal line's keys (store.journal._event_json's order): v, seq,
+_DATA_KEY = b'"data":'  # type, at, data (a key's quote cannot appear unescaped in a string)
 
 # Locks first (the subquery is evaluated before the select list that uses it), then the
 # listen key; pg_notify only runs when that try fails. Every function here is volatile, so
@@ -110,7 +112,7 @@ run others write to as well, where refusals are common."""
 
 _ROW = (
     "SELECT %(run)s, %(after)s + u.i, u.type, u.at::timestamptz, "
-    f"CASE WHEN strpos(u.e::text, '{_NUL}') = 0 THEN (u.e -> 'data')::jsonb END, u.e::text "
+    f"CASE WHEN strpos(u.e::text, '{_NUL_SQL}') = 0 THEN (u.e -> 'data')::jsonb END, u.e::text "
 )
 MANY = (
     f"{_LOCKED}, u AS MATERIALIZED (SELECT * FROM ROWS FROM ("  # noqa: S608
@@ -154,16 +156,21 @@ class Refused(ConflictError):
         self.missed = missed
 
 
-def one_params(name: str, expected: int, event: Event, line: str) -> list[bytes | None]:
-    """:data:`ONE`'s parameters, as text: the payload is cut out of the journal line."""
-    data = line[line.index(_DATA_KEY) + len(_DATA_KEY) : -1] if _NUL not in line else None
+def one_params(name: str, expected: int, event: Event, line: bytes) -> list[bytes | None]:
+    """:data:`ONE`'s parameters, as text: the time and the payload are cut out of the line.
+
+    ``line`` is the event's journal text in UTF-8 (:func:`skillnb.store.journal.event_text`),
+    whose ``at`` the server parses as the ``timestamptz`` it is.
+    """
+    at = line.index(_AT_KEY) + len(_AT_KEY)
+    data = line[line.index(_DATA_KEY, at) + len(_DATA_KEY) : -1] if _NUL not in line else None
     return [
         name.encode(),
-        str(expected).encode(),
+        b"%d" % expected,
         event.type.encode(),
-        event.at.isoformat().encode(),
-        data.encode() if data is not None else None,
-        line.encode(),
+        line[at : line.index(b'"', at)],
+        data,
+        line,
     ]
 
 
@@ -173,13 +180,13 @@ def takes_one(expected: int, events: Sequence[Event]) -> bool:
 
 
 def many_params(
-    name: str, expected: int, events: Sequence[Event], lines: Sequence[str]
+    name: str, expected: int, events: Sequence[Event], lines: Sequence[bytes]
 ) -> dict[str, Any]:
-    """:data:`MANY`'s parameters."""
+    """:data:`MANY`'s parameters (``lines``: the events' journal texts, UTF-8)."""
     return {
         "run": name,
         "after": Int8(expected),
-        "events": "[" + ",".join(lines) + "]",
+        "events": (b"[" + b",".join(lines) + b"]").decode(),
         "types": json.dumps([e.type for e in events]),
         "ats": json.dumps([e.at.isoformat() for e in events]),
     }
@@ -190,7 +197,7 @@ def run_append(
     name: str,
     expected: int,
     events: Sequence[Event],
-    lines: Sequence[str],
+    lines: Sequence[bytes],
     *,
     contended: bool = False,
 ) -> int:
