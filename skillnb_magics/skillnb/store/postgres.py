@@ -34,7 +34,7 @@ from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
 from skillnb.store.journal import event_text
-from skillnb.store.pg_append import Refused, run_append
+from skillnb.store.pg_append import FLUSH, Refused, completes_items, run_append
 from skillnb.store.pg_items import ItemRows
 from skillnb.store.pg_listen import ChangeListener
 from skillnb.store.pg_rows import decode_event, decode_snapshot
@@ -310,7 +310,11 @@ class PostgresStore(Closing):
                 (name, expected_version, expected_version + len(lines)),
             ).fetchall()
             ours = [str(r[0]).encode() for r in found] == lines and bool(lines)
-            return expected_version + len(lines) if ours else None
+            if not ours:
+                return None
+            if completes_items(events):  # committed without waiting for the disk: wait now
+                conn.execute(FLUSH)
+            return expected_version + len(lines)
 
         with self._mutex:
             if self._closed:
