@@ -435,7 +435,16 @@ class PostgresStore(Closing):
 
     def item_rows(self, batch: str) -> ItemRows:
         """The rows of batch ``batch``'s items: who holds which (``SKIP LOCKED`` claims)."""
-        return ItemRows(self._call, self.name, batch)
+        return ItemRows(self._call, self.name, batch, self._caught_up)
+
+    def _caught_up(self, after: int, head: int, missed: list[str] | None) -> None:
+        """Remember what a read of the head found (as a refused append's answer is)."""
+        with self._mutex:
+            if self._locked_head is not None or head < (self._known or 0):
+                return  # the lock's head is exact; an older answer teaches nothing
+            self._known = head
+            if missed:
+                self._missed = (after, missed)
 
     # -- live updates -------------------------------------------------------------------------
 
