@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from skillnb.core.records import CheckedDraft, Event, EventDraft, Fact, built, replaced
 from skillnb.run import open_run
 from skillnb.store.sidecar import SidecarStore
@@ -42,14 +45,26 @@ def test_built_takes_every_field_as_given() -> None:
 
 def test_an_appended_event_is_the_validated_event_and_owns_its_data(tmp_path: Path) -> None:
     store = SidecarStore(tmp_path / "sidecar")
-    draft = EventDraft(type="note.added", at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), data={})
-    draft.data["text"] = "hello"
-    (event,) = store.append([draft], expected_version=0)
-    assert event == Event(seq=1, type="note.added", at=draft.at, data={"text": "hello"})
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    draft = CheckedDraft.of("note.added", at, {"text": "hello"})
+    plain = EventDraft(type="note.added", at=at, data={"text": "plain"})
+    events = store.append([draft, plain], expected_version=0)
+    assert events == [
+        Event(seq=1, type="note.added", at=at, data={"text": "hello"}),
+        Event(seq=2, type="note.added", at=at, data={"text": "plain"}),
+    ]
     draft.data["text"] = "changed later"  # the drafter's dict is not the event's
-    assert event.data == {"text": "hello"}
-    (read,) = SidecarStore(tmp_path / "sidecar").load().events
-    assert read == event
+    assert events[0].data == {"text": "hello"}
+    assert SidecarStore(tmp_path / "sidecar").load().events == events
+
+
+def test_a_plain_draft_changed_after_it_was_made_is_validated_again(tmp_path: Path) -> None:
+    store = SidecarStore(tmp_path / "sidecar")
+    draft = EventDraft(type="note.added", at=datetime(2026, 1, 2, tzinfo=UTC), data={})
+    draft.data[1] = "a key that is not text"  # type: ignore[index]
+    with pytest.raises(ValidationError):
+        store.append([draft], expected_version=0)
+    assert store.head() == 0
 
 
 def test_a_run_returns_facts_equal_to_what_reading_them_back_gives(tmp_path: Path) -> None:

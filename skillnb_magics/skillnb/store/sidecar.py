@@ -81,6 +81,18 @@ def _after(events: Sequence[Event], version: int) -> Sequence[Event]:
     return events[skip:] if skip > 0 else events
 
 
+def _event(seq: int, draft: EventDraft, checked: bool) -> Event:
+    """The event ``draft`` becomes at ``seq``; a checked draft's is not validated again.
+
+    Other drafts are validated anew: their data may have changed since they were made.
+    """
+    if checked:
+        fields = {"v": RECORD_VERSION, "seq": seq, "type": draft.type, "at": draft.at}
+        fields["data"] = {**draft.data}
+        return event_from_record(fields)
+    return Event(seq=seq, type=draft.type, at=draft.at, data=draft.data)
+
+
 def _created_run(drafts: Sequence[EventDraft]) -> str | None:
     """The run id a ``run.created`` draft among ``drafts`` announces, if any."""
     for d in drafts:
@@ -325,19 +337,12 @@ class SidecarStore(Closing):
                 raise ConflictError(expected_version, head)
             if not drafts:
                 return []
-            events = [  # a draft holds what an event's validation checks: no need again
-                event_from_record(
-                    {
-                        "v": RECORD_VERSION,
-                        "seq": head + i,
-                        "type": d.type,
-                        "at": d.at,
-                        "data": {**d.data},
-                    }
-                )
-                for i, d in enumerate(drafts, start=1)
+            checked = [type(d) is CheckedDraft for d in drafts]
+            events = [
+                _event(head + i, d, c)
+                for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
             ]
-            data = encode_events(events, [type(d) is CheckedDraft for d in drafts])
+            data = encode_events(events, checked)
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
                 return events
