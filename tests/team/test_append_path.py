@@ -14,9 +14,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from pydantic import ValidationError
 
 from pg import PgServer, run_name
-from skillnb.core.records import EventDraft
+from skillnb.core.records import CheckedDraft, Event, EventDraft, JsonValue
 from skillnb.store import pg_wire
 from skillnb.store.pg_session import Retry
 from skillnb.store.postgres import PostgresStore
@@ -77,4 +78,29 @@ def test_a_reply_lost_with_its_connection_is_recognised_not_written_twice(
     assert _types(pg_server.url, name) == [(1, "a"), (2, "b"), (3, "c")]
     store.append([_draft("d")], expected_version=3)  # and the new connection goes on
     assert _types(pg_server.url, name)[-1] == (4, "d")
+    store.close()
+
+
+def test_a_checked_draft_becomes_its_event_without_validating_again(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = PostgresStore(pg_server.url, run_name("checked"))
+    store.append([_draft("a")], expected_version=0)
+    data: dict[str, JsonValue] = {"fact": {"key": "k", "value": [1, "two"]}}
+    checked = CheckedDraft(type="fact.formalized", at=datetime.now(UTC), data=data)
+    plain = EventDraft(type="note", at=datetime.now(UTC), data={})
+    plain.data[1] = "a key that is not text"  # type: ignore[index]  # changed after it was made
+    validated = Event(seq=2, type=checked.type, at=checked.at, data=checked.data)
+
+    def no_validation(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("a checked draft's event was validated again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Event, "__init__", no_validation)
+        [event] = store.append([checked], expected_version=1)
+    assert event == validated
+    assert event.data is not checked.data  # the event owns its data
+    with pytest.raises(ValidationError):
+        store.append([plain], expected_version=2)  # other drafts are validated anew
+    assert store.head() == 2
     store.close()
