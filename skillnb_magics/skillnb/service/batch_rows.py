@@ -6,7 +6,9 @@ item instead of ``claim.taken`` events. Consumers on other machines then pick it
 queueing behind each other on the run's lock; only completions go to the journal
 (``batch.item_done``, which marks the row done in the same transaction). Each item costs one
 statement to take (no wait for the disk: a lost claim only frees its item again) and one
-durable append to finish.
+durable append to finish. A consumer takes its next item before it records the current one
+done, in a statement that also reads what others committed meanwhile, so that the
+completion's append starts from a fresh head and is rarely refused.
 
 :class:`RowCursor` has the same surface as the journal cursor of
 :mod:`skillnb.service.batches`: ``current``, ``waiting``, ``advance``, ``release``, and

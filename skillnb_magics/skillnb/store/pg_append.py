@@ -20,7 +20,9 @@ which also marks the item done) sends the lines as one JSON array. A refusal tel
 head and, when it is at most :data:`MISSED_MAX` ahead, the lines the writer missed, so that
 catching up asks nothing more (``skillnb_refused``, see :mod:`skillnb.store.pg_schema`):
 :data:`MANY` answers it in the same statement (no row when it wrote, that row when refused),
-:data:`ONE` in a second one.
+:data:`ONE` in a second one. An append that completes batch items commits without waiting
+for the disk, then waits for it in a statement of its own (:data:`MANY_LAZY`, :data:`FLUSH`),
+so that several consumers' completions do not hold the run's lock one disk flush each.
 """
 
 from __future__ import annotations
