@@ -21,11 +21,12 @@ baseline measured in the same run:
   to another writer is retried), writes per second, against four processes doing raw
   inserts at once; and into a run each;
 * ``claim + done``: four processes consuming one 400-item batch whose body does nothing,
-  items per second (each item: take with ``FOR UPDATE SKIP LOCKED``, then a durable
-  ``batch.item_done``), against one process alone; then with a body that sleeps 5 ms (the
-  goal: four at least three times one). With an empty body the completions of one run, each
-  a commit that waits for the disk under the run's lock, set the pace whatever the number
-  of consumers;
+  items per second (each item: take the next one with ``FOR UPDATE SKIP LOCKED``, a
+  statement that also reads what the others committed meanwhile, then a durable
+  ``batch.item_done`` whose commit lets go of the run's lock before its disk flush), against
+  one process alone; then with a body that sleeps 5 ms (the goal: four at least three times
+  one). With an empty body the disk flushes of the completions set the pace whatever the
+  number of consumers (coinciding ones share an ``fsync``);
 * ``LangGraph PostgresSaver``: one step of a one-node graph adding a key to a dict channel,
   checkpointed by LangGraph's own PostgreSQL saver on the same server (a reference line).
 

@@ -68,13 +68,15 @@ def test_payloads_with_a_nul_keep_their_line_on_both_statements(pg_server: PgSer
 def test_one_event_after_the_first_takes_the_short_statement() -> None:
     draft = _draft("fact.formalized", fact={"key": "k"})
     event = Event(seq=5, type=draft.type, at=draft.at, data=draft.data)
-    line = event_text(event).decode()
+    line = event_text(event)
     assert takes_one(4, [event])
     params = one_params("r", 4, event, line)
+    assert params[1] == b"4"
+    assert params[3] == draft.at.isoformat().encode()  # cut out of the line too
     assert params[4] == b'{"fact":{"key":"k"}}'  # cut out of the line, as it is there
-    assert params[5] == line.encode()
+    assert params[5] == line
     nul = Event(seq=5, type="note", at=draft.at, data={"text": "\u0000"})
-    assert one_params("r", 4, nul, event_text(nul).decode())[4] is None  # the line alone
+    assert one_params("r", 4, nul, event_text(nul))[4] is None  # the line alone
     assert not takes_one(0, [event])  # the run's first append also records its name
     assert not takes_one(4, [event, event])
     done = Event(seq=5, type="batch.item_done", at=draft.at, data={"batch": "b", "item": "i"})

@@ -72,6 +72,7 @@ from skillnb.core.records import (
     Milestone,
     RunState,
     Step,
+    built,
 )
 
 __all__ = ["MalformedEvent", "apply", "apply_all", "describe_event", "state_entry_seq"]
@@ -192,8 +193,6 @@ _STEP_DEFAULTS = {
     for name, field in Step.model_fields.items()
 }
 _PLAIN_TEXT = (type(None), str)
-_new = object.__new__
-_set = object.__setattr__
 
 
 def _new_step(fields: dict[str, Any]) -> Step | None:
@@ -209,14 +208,9 @@ def _new_step(fields: dict[str, Any]) -> Step | None:
         or type(fields["owner"]) not in _PLAIN_TEXT
     ):
         return None
-    step = _new(Step)
     values = dict(_STEP_DEFAULTS)
     values.update(fields)
-    _set(step, "__dict__", values)
-    _set(step, "__pydantic_fields_set__", set(fields))
-    _set(step, "__pydantic_extra__", None)
-    _set(step, "__pydantic_private__", None)
-    return step
+    return built(Step, values, fields.keys())
 
 
 def _assign(step: Step, **fields: Any) -> None:
@@ -472,9 +466,10 @@ def _apply_one(state: RunState, event: Event) -> RunState:
     views = private.get("_views") if private else None
     if views is not None:
         views.note(event)
-    state.version = event.seq
-    state.updated_at = event.at
-    state.last_operation = describe_event(event)
+    changed = {"version": event.seq, "updated_at": event.at}
+    changed["last_operation"] = describe_event(event)
+    state.__dict__.update(changed)  # as assigning each field does, at a third of the cost
+    state.__pydantic_fields_set__.update(changed)
     return state
 
 

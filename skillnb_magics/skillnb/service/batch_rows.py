@@ -6,7 +6,9 @@ item instead of ``claim.taken`` events. Consumers on other machines then pick it
 queueing behind each other on the run's lock; only completions go to the journal
 (``batch.item_done``, which marks the row done in the same transaction). Each item costs one
 statement to take (no wait for the disk: a lost claim only frees its item again) and one
-durable append to finish.
+durable append to finish. A consumer takes its next item before it records the current one
+done, in a statement that also reads what others committed meanwhile, so that the
+completion's append starts from a fresh head and is rarely refused.
 
 :class:`RowCursor` has the same surface as the journal cursor of
 :mod:`skillnb.service.batches`: ``current``, ``waiting``, ``advance``, ``release``, and
@@ -33,8 +35,20 @@ class ItemRowsLike(Protocol):
     def offer(self, items: Iterable[str], done: Iterable[str]) -> None:
         """Make sure every item has its row; mark ``done`` ones done."""
 
-    def take(self, owner: str, name: str, lease: float, skip: Iterable[str] = ()) -> str | None:
-        """Claim the first free item for ``owner``; ``None`` when none is free."""
+    def take(
+        self,
+        owner: str,
+        name: str,
+        lease: float,
+        skip: Iterable[str] = (),
+        *,
+        after: int | None = None,
+    ) -> str | None:
+        """Claim the first free item for ``owner``; ``None`` when none is free.
+
+        ``after``: the caller's journal version; the store may read what was committed
+        after it in the same statement, so that the caller's next commit finds it.
+        """
 
     def held(self) -> list[tuple[str, str, str]]:
         """``(item, owner id, owner for people)`` of held items not done."""
@@ -79,8 +93,15 @@ class RowCursor:
         self._seen = len(done)
 
     def advance(self, want_next: bool) -> str | None:
-        """Record the current item done (one durable append), then take the next free one."""
+        """Take the next free item, then record the current one done (one durable append).
+
+        The take comes first: it also reads what other consumers recorded while this one
+        ran its item, so that the completion's append is rarely refused (the completion
+        then commits on a head at most one round trip old).
+        """
         current = self.current
+        self.waiting = {}
+        taken = self._take(current) if want_next else None
         if current is not None:
             journal = self.claims.journal
 
@@ -90,17 +111,21 @@ class RowCursor:
                     return []
                 return [journal.draft("batch.item_done", batch=self.batch, item=current)]
 
-            journal.commit(make, speculative=True)
-            self.current = None
-        self.waiting = {}
-        if want_next:
-            self.current = self._take()
+            try:
+                journal.commit(make, speculative=True)
+            except BaseException:
+                if taken is not None:  # not ours to run now: let another consumer have it
+                    self.rows.release(taken, process_owner().id)
+                raise
+        self.current = taken
         return self.current
 
-    def _take(self) -> str | None:
+    def _take(self, current: str | None) -> str | None:
         owner = process_owner()
+        skip = self._foreign if current is None else self._foreign | {current}
         while True:
-            taken = self.rows.take(owner.id, owner.describe(), self.claims.lease, self._foreign)
+            after = self.claims.journal.state.version
+            taken = self.rows.take(owner.id, owner.describe(), self.claims.lease, skip, after=after)
             if taken is None:
                 held, freed = self._held_elsewhere()
                 if freed:
@@ -110,6 +135,7 @@ class RowCursor:
             if taken in self._mine:
                 return taken
             self._foreign.add(taken)  # another loop's item: give it back, never run it
+            skip = self._foreign if current is None else self._foreign | {current}
             self.rows.release(taken, owner.id)
 
     def _held_elsewhere(self) -> tuple[dict[str, str], bool]:

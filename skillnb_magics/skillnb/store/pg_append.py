@@ -20,7 +20,9 @@ which also marks the item done) sends the lines as one JSON array. A refusal tel
 head and, when it is at most :data:`MISSED_MAX` ahead, the lines the writer missed, so that
 catching up asks nothing more (``skillnb_refused``, see :mod:`skillnb.store.pg_schema`):
 :data:`MANY` answers it in the same statement (no row when it wrote, that row when refused),
-:data:`ONE` in a second one.
+:data:`ONE` in a second one. An append that completes batch items commits without waiting
+for the disk, then waits for it in a statement of its own (:data:`MANY_LAZY`, :data:`FLUSH`),
+so that several consumers' completions do not hold the run's lock one disk flush each.
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ from skillnb.store.pg_schema import CHANNEL, LISTEN_CLASS, LOCK_CLASS
 from skillnb.store.pg_wire import Prepared, execute_prepared
 
 __all__ = [
+    "FLUSH",
     "MANY",
+    "MANY_LAZY",
     "MISSED_MAX",
     "ONE",
     "ONE_ANSWERING",
     "Refused",
+    "completes_items",
     "many_params",
     "one_params",
     "run_append",
@@ -54,19 +59,29 @@ MISSED_MAX = 100
 """A refused append brings back the events it missed when they are at most this many."""
 
 ITEM_DONE = "batch.item_done"
-_NUL = "\\u0000"  # JSONB cannot hold a NUL character: such a payload keeps its line only
-_DATA_KEY = '"data":'  # the journal line's last key (store.journal._event_json's order)
+_NUL = b"\\u0000"  # JSONB cannot hold a NUL character: such a payload keeps its line only
+_NUL_SQL = _NUL.decode()
+_AT_KEY = b'"at":"'  # the journal line's keys (store.journal._event_json's order): v, seq,
+_DATA_KEY = b'"data":'  # type, at, data (a key's quote cannot appear unescaped in a string)
 
-# Locks first (the subquery is evaluated before the select list that uses it), then the
-# listen key; pg_notify only runs when that try fails. Every function here is volatile, so
-# the planner neither drops nor reorders them. (The f-strings below put in constants only.)
-_LOCKED = (
-    "WITH k AS MATERIALIZED ("  # noqa: S608
-    f"SELECT pg_try_advisory_xact_lock({LISTEN_CLASS}, h) "
-    f"OR pg_notify('{CHANNEL}', %(run)s) IS NULL AS quiet FROM ("
-    f"SELECT hashtext(%(run)s) AS h, pg_advisory_xact_lock({LOCK_CLASS}, hashtext(%(run)s)) "
-    "OFFSET 0) AS l)"
-)
+
+def _locked(lazy: bool = False) -> str:
+    # Locks first (the subquery is evaluated before the select list that uses it), then the
+    # listen key; pg_notify only runs when that try fails. Every function here is volatile,
+    # so the planner neither drops nor reorders them (the f-strings put in constants only).
+    # ``lazy``: the transaction's commit does not wait for the disk (see MANY_LAZY).
+    return (
+        "WITH k AS MATERIALIZED ("  # noqa: S608
+        f"SELECT pg_try_advisory_xact_lock({LISTEN_CLASS}, h) "
+        f"OR pg_notify('{CHANNEL}', %(run)s) IS NULL AS quiet"
+        f"{_LAZY if lazy else ''} FROM ("
+        f"SELECT hashtext(%(run)s) AS h, pg_advisory_xact_lock({LOCK_CLASS}, hashtext(%(run)s)) "
+        "OFFSET 0) AS l)"
+    )
+
+
+_LAZY = ", set_config('synchronous_commit', 'off', true) AS lazy"
+_LOCKED = _locked()
 _AFTER_HEAD = (
     "(%(after)s = 0 OR EXISTS (SELECT 1 FROM skillnb_events AS v "
     "WHERE v.run = %(run)s AND v.seq = %(after)s))"
@@ -110,23 +125,29 @@ run others write to as well, where refusals are common."""
 
 _ROW = (
     "SELECT %(run)s, %(after)s + u.i, u.type, u.at::timestamptz, "
-    f"CASE WHEN strpos(u.e::text, '{_NUL}') = 0 THEN (u.e -> 'data')::jsonb END, u.e::text "
+    f"CASE WHEN strpos(u.e::text, '{_NUL_SQL}') = 0 THEN (u.e -> 'data')::jsonb END, u.e::text "
 )
-MANY = (
-    f"{_LOCKED}, u AS MATERIALIZED (SELECT * FROM ROWS FROM ("  # noqa: S608
-    "json_array_elements(%(events)s::json), json_array_elements_text(%(types)s::json), "
-    "json_array_elements_text(%(ats)s::json)) WITH ORDINALITY AS u (e, type, at, i)), "
-    f"first AS ({_COLUMNS}{_ROW}FROM k, u WHERE u.i = 1 AND {_AFTER_HEAD} "
-    "ON CONFLICT (run, seq) DO NOTHING RETURNING type, data), "
-    f"rest AS ({_COLUMNS}{_ROW}FROM u WHERE u.i > 1 AND EXISTS (SELECT 1 FROM first) "
-    "RETURNING type, data), "
-    "r AS (INSERT INTO skillnb_runs (name) SELECT %(run)s FROM first "
-    "WHERE %(after)s = 0 ON CONFLICT (name) DO NOTHING), "
-    "done AS (UPDATE skillnb_items AS t SET done = true, owner = NULL, owner_name = NULL, "
-    "until = NULL FROM (SELECT * FROM first UNION ALL SELECT * FROM rest) AS d "
-    f"WHERE d.type = '{ITEM_DONE}' AND t.run = %(run)s "
-    f"AND t.batch = d.data ->> 'batch' AND t.item = d.data ->> 'item'){_REFUSED}"
-).encode()
+
+
+def _many(lazy: bool) -> bytes:
+    return (
+        f"{_locked(lazy)}, u AS MATERIALIZED (SELECT * FROM ROWS FROM ("  # noqa: S608
+        "json_array_elements(%(events)s::json), json_array_elements_text(%(types)s::json), "
+        "json_array_elements_text(%(ats)s::json)) WITH ORDINALITY AS u (e, type, at, i)), "
+        f"first AS ({_COLUMNS}{_ROW}FROM k, u WHERE u.i = 1 AND {_AFTER_HEAD} "
+        "ON CONFLICT (run, seq) DO NOTHING RETURNING type, data), "
+        f"rest AS ({_COLUMNS}{_ROW}FROM u WHERE u.i > 1 AND EXISTS (SELECT 1 FROM first) "
+        "RETURNING type, data), "
+        "r AS (INSERT INTO skillnb_runs (name) SELECT %(run)s FROM first "
+        "WHERE %(after)s = 0 ON CONFLICT (name) DO NOTHING), "
+        "done AS (UPDATE skillnb_items AS t SET done = true, owner = NULL, owner_name = NULL, "
+        "until = NULL FROM (SELECT * FROM first UNION ALL SELECT * FROM rest) AS d "
+        f"WHERE d.type = '{ITEM_DONE}' AND t.run = %(run)s "
+        f"AND t.batch = d.data ->> 'batch' AND t.item = d.data ->> 'item'){_REFUSED}"
+    ).encode()
+
+
+MANY = _many(lazy=False)
 """Any append: several events, the run's first (it records the name), an item's completion.
 
 The lines go as one JSON array, kept as text (``json``, not ``jsonb``); types and times go
@@ -135,6 +156,22 @@ a NUL character (which only the line can hold) would refuse that. The first even
 on its own: when its number is taken the others are not tried, so that a writer a few events
 behind never writes the tail of its append after someone else's events.
 """
+
+MANY_LAZY = _many(lazy=True)
+""":data:`MANY` whose commit does not wait for the disk, for a batch item's completion.
+
+The run's lock is let go as soon as the commit is recorded, not after the disk confirms it,
+so that completions of one run by several consumers do not queue one disk flush each behind
+the lock; the writer then waits for the disk with :data:`FLUSH` (flushes that coincide share
+one ``fsync``) and only then reports the append done. Between the two, other sessions may
+see the completion before it is durable; anything they write after it lands behind it in
+the log, so a crash can lose it only together with what followed it, and its consumer, told
+nothing, completes the item again.
+"""
+
+FLUSH = b"SELECT pg_logical_emit_message(true, 'skillnb', '')"
+"""A transaction that commits a log record, waiting for the disk: everything logged before
+it, a :data:`MANY_LAZY` commit included, is durable once it returns."""
 
 HEAD = b"SELECT head, missed FROM skillnb_refused(%(run)s, %(after)s, %(most)s)"
 """The head, and the lines after ``after`` when they are at most ``most``."""
@@ -154,16 +191,21 @@ class Refused(ConflictError):
         self.missed = missed
 
 
-def one_params(name: str, expected: int, event: Event, line: str) -> list[bytes | None]:
-    """:data:`ONE`'s parameters, as text: the payload is cut out of the journal line."""
-    data = line[line.index(_DATA_KEY) + len(_DATA_KEY) : -1] if _NUL not in line else None
+def one_params(name: str, expected: int, event: Event, line: bytes) -> list[bytes | None]:
+    """:data:`ONE`'s parameters, as text: the time and the payload are cut out of the line.
+
+    ``line`` is the event's journal text in UTF-8 (:func:`skillnb.store.journal.event_text`),
+    whose ``at`` the server parses as the ``timestamptz`` it is.
+    """
+    at = line.index(_AT_KEY) + len(_AT_KEY)
+    data = line[line.index(_DATA_KEY, at) + len(_DATA_KEY) : -1] if _NUL not in line else None
     return [
         name.encode(),
-        str(expected).encode(),
+        b"%d" % expected,
         event.type.encode(),
-        event.at.isoformat().encode(),
-        data.encode() if data is not None else None,
-        line.encode(),
+        line[at : line.index(b'"', at)],
+        data,
+        line,
     ]
 
 
@@ -172,14 +214,19 @@ def takes_one(expected: int, events: Sequence[Event]) -> bool:
     return len(events) == 1 and expected > 0 and events[0].type != ITEM_DONE
 
 
+def completes_items(events: Sequence[Event]) -> bool:
+    """Whether an append of ``events`` completes batch items (it commits as :data:`MANY_LAZY`)."""
+    return any(e.type == ITEM_DONE for e in events)
+
+
 def many_params(
-    name: str, expected: int, events: Sequence[Event], lines: Sequence[str]
+    name: str, expected: int, events: Sequence[Event], lines: Sequence[bytes]
 ) -> dict[str, Any]:
-    """:data:`MANY`'s parameters."""
+    """:data:`MANY`'s parameters (``lines``: the events' journal texts, UTF-8)."""
     return {
         "run": name,
         "after": Int8(expected),
-        "events": "[" + ",".join(lines) + "]",
+        "events": (b"[" + b",".join(lines) + b"]").decode(),
         "types": json.dumps([e.type for e in events]),
         "ats": json.dumps([e.at.isoformat() for e in events]),
     }
@@ -190,7 +237,7 @@ def run_append(
     name: str,
     expected: int,
     events: Sequence[Event],
-    lines: Sequence[str],
+    lines: Sequence[bytes],
     *,
     contended: bool = False,
 ) -> int:
@@ -217,7 +264,10 @@ def run_append(
                     row = _head(conn, name, expected)
             else:
                 params = many_params(name, expected, events, lines)
-                row = conn.execute(MANY, params, prepare=True).fetchone()
+                lazy = completes_items(events)
+                row = conn.execute(MANY_LAZY if lazy else MANY, params, prepare=True).fetchone()
+                if row is None and lazy:
+                    conn.execute(FLUSH)  # durable now, the completion and all before it
         except pgerrors.UniqueViolation:  # a later event's number was taken: none written
             row = _head(conn, name, expected)
         if row is None:

@@ -18,14 +18,23 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from skillnb.store.pg_append import MISSED_MAX
 from skillnb.store.pg_session import Conn
 
-__all__ = ["Held", "ItemRows"]
+__all__ = ["CaughtUp", "Held", "ItemRows"]
 
 T = TypeVar("T")
 Held = tuple[str, str, str]
 """An item another owner holds: ``(item, owner id, owner for people)``."""
+CaughtUp = Callable[[int, int, list[str] | None], None]
+"""Told ``(after, head, lines)`` by a take that also read the run's head: the journal lines
+after version ``after`` up to the head when they are at most :data:`MISSED_MAX`."""
 _SHOWN = 500  # held items listed when nothing is free
+_TAKE = "SELECT taken FROM skillnb_take_item(%s, %s, %s, %s, %s, %s)"
+_TAKE_CATCHING_UP = (
+    "SELECT t.taken, r.head, r.missed FROM skillnb_take_item(%s, %s, %s, %s, %s, %s) AS t, "
+    "skillnb_refused(%s, %s, %s) AS r"
+)
 
 
 class ItemRows:
@@ -35,13 +44,21 @@ class ItemRows:
         call: runs an operation on the store's connection (with its retries and errors).
         run: the run's name.
         batch: the batch's name.
+        caught_up: told what a take that catches up read (see :meth:`take`).
 
     """
 
-    def __init__(self, call: Callable[[Callable[[Conn], Any]], Any], run: str, batch: str) -> None:
+    def __init__(
+        self,
+        call: Callable[[Callable[[Conn], Any]], Any],
+        run: str,
+        batch: str,
+        caught_up: CaughtUp | None = None,
+    ) -> None:
         self._call = call
         self.run = run
         self.batch = batch
+        self._caught_up = caught_up
 
     def offer(self, items: Iterable[str], done: Iterable[str]) -> None:
         """Make sure every item has its row, in this order; mark ``done`` ones done.
@@ -74,20 +91,39 @@ class ItemRows:
             )
         )
 
-    def take(self, owner: str, name: str, lease: float, skip: Iterable[str] = ()) -> str | None:
+    def take(
+        self,
+        owner: str,
+        name: str,
+        lease: float,
+        skip: Iterable[str] = (),
+        *,
+        after: int | None = None,
+    ) -> str | None:
         """Claim the first free item for ``owner`` for ``lease`` seconds; ``None``: none free.
 
         Free: not done, not in ``skip``, and held by nobody, by ``owner`` itself or by a
         lease that has run out. Rows another consumer is taking at this instant are skipped,
         not waited for.
+
+        ``after``: the version the caller's journal is at. The same statement then reads the
+        run's head and the lines after ``after`` (when they are few), and tells them to
+        ``caught_up``: a consumer about to record a completion learns what the others
+        recorded meanwhile without asking again, so its append is rarely refused.
         """
         skipped = json.dumps(list(skip), ensure_ascii=False)
-        row = self._call(
-            lambda c: c.execute(
-                "SELECT taken FROM skillnb_take_item(%s, %s, %s, %s, %s, %s)",
-                (self.run, self.batch, owner, name, lease, skipped),
-            ).fetchone()
-        )
+        params = (self.run, self.batch, owner, name, lease, skipped)
+        if after is None or self._caught_up is None:
+            row = self._call(lambda c: c.execute(_TAKE, params).fetchone())
+        else:
+            row = self._call(
+                lambda c: c.execute(
+                    _TAKE_CATCHING_UP, (*params, self.run, after, MISSED_MAX)
+                ).fetchone()
+            )
+            if row is not None:
+                missed = [str(line) for line in row[2]] if row[2] is not None else None
+                self._caught_up(after, int(row[1]), missed)
         return str(row[0]) if row and row[0] is not None else None
 
     def held(self) -> list[Held]:

@@ -181,9 +181,28 @@ class PgSession(Closing):
             StoreReadOnly: the role may not write.
 
         """
+        conn = self._conn
+        if conn is not None and not self._unanswered and not conn.closed and not conn.broken:
+            try:  # the common case, first: the connection is open and idle
+                return operation(conn)
+            except psycopg.Error as exc:
+                lost = self._lost()
+                self._fail_now(exc, lost, self._retry.attempts == 1)
+            return self._retried(operation, recover, lost, first=1)
+        return self._retried(operation, recover, False, first=0)
+
+    def _retried(
+        self,
+        operation: Callable[[Conn], T],
+        recover: Callable[[Conn], T | None] | None,
+        lost: bool,
+        first: int,
+    ) -> T:
+        """:meth:`run` from attempt ``first`` on (``lost``: an earlier one lost its connection)."""
         delays = self._retry.delays()
-        lost = False
-        for attempt in range(len(delays) + 1):
+        for attempt in range(first, len(delays) + 1):
+            if attempt:
+                time.sleep(delays[attempt - 1])
             try:
                 conn = self.connection()
                 if lost and recover is not None:
@@ -194,7 +213,6 @@ class PgSession(Closing):
             except psycopg.Error as exc:
                 lost = lost or self._lost()
                 self._fail_now(exc, lost, attempt >= len(delays))
-            time.sleep(delays[attempt])
         raise AssertionError("unreachable")  # pragma: no cover
 
     def send_only(self, conn: Conn, sql: bytes, params: list[bytes]) -> None:

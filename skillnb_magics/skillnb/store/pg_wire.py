@@ -89,11 +89,11 @@ def _round_trip(conn: Conn, statement: Prepared, params: list[bytes | None]) -> 
             pgconn.send_query_prepared(statement.name, params)
             while pgconn.flush():  # the connection is non-blocking: it may keep bytes back
                 select.select([], [pgconn.socket], [])
-            while True:
+            while True:  # the answer takes a commit: wait for it before reading at all
+                select.select([pgconn.socket], [], [])
                 pgconn.consume_input()
                 if not pgconn.is_busy():
                     break
-                select.select([pgconn.socket], [], [])
             result = pgconn.get_result()
             while pgconn.get_result() is not None:  # one statement: one result, then none
                 pass

@@ -30,11 +30,12 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillnb.core.closing import Closing
-from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
+from skillnb.core.eventrecords import event_from_record
+from skillnb.core.records import RECORD_VERSION, CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
 from skillnb.store.journal import event_text
-from skillnb.store.pg_append import Refused, run_append
+from skillnb.store.pg_append import FLUSH, Refused, completes_items, run_append
 from skillnb.store.pg_items import ItemRows
 from skillnb.store.pg_listen import ChangeListener
 from skillnb.store.pg_rows import decode_event, decode_snapshot
@@ -53,6 +54,45 @@ _HEAD = "SELECT coalesce(max(seq), 0) FROM skillnb_events WHERE run = %s"
 _HISTORY_PAGE = 2000
 _CONTENDED = 16
 """Appends after a refusal that answer their own refusal (others write to this run too)."""
+
+
+def _event(seq: int, draft: EventDraft, checked: bool) -> Event:
+    """The event ``draft`` becomes at ``seq``; a checked draft's is not validated again.
+
+    Other drafts are validated anew: their data may have changed since they were made.
+    """
+    if checked:
+        fields = {"v": RECORD_VERSION, "seq": seq, "type": draft.type, "at": draft.at}
+        fields["data"] = {**draft.data}
+        return event_from_record(fields)
+    return Event(seq=seq, type=draft.type, at=draft.at, data=draft.data)
+
+
+class _Speculation:
+    """:meth:`PostgresStore.speculate`'s block (a plain class: it runs once per commit)."""
+
+    __slots__ = ("_began", "_store")
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+        self._began = False
+
+    def __enter__(self) -> None:
+        store = self._store
+        store._mutex.acquire()
+        try:
+            store._check_open()
+        except BaseException:
+            store._mutex.release()
+            raise
+        if not store._depth:  # while the lock is held its head is exact: nothing to trust
+            store._speculating = self._began = True
+
+    def __exit__(self, *_exc: object) -> None:
+        store = self._store
+        if self._began:
+            store._speculating = self._began = False
+        store._mutex.release()
 
 
 class PostgresStore(Closing):
@@ -119,8 +159,7 @@ class PostgresStore(Closing):
         """Take the run's advisory lock (inter-process, re-entrant for this object)."""
         return self._locked()
 
-    @contextmanager
-    def speculate(self) -> Iterator[None]:
+    def speculate(self) -> AbstractContextManager[None]:
         """Trust the head this object last saw, for one read-validate-append sequence.
 
         Inside the block :meth:`lock` takes no lock, and :meth:`head` and :meth:`read_since`
@@ -131,16 +170,7 @@ class PostgresStore(Closing):
         :class:`~skillnb.errors.ConflictError`, writes nothing, and the caller starts again
         outside the block (see ``RunJournal.commit``).
         """
-        with self._mutex:
-            self._check_open()
-            if self._depth:  # the lock is held already: its head is exact
-                yield
-                return
-            self._speculating = True
-            try:
-                yield
-            finally:
-                self._speculating = False
+        return _Speculation(self)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -260,18 +290,20 @@ class PostgresStore(Closing):
             StoreReadOnly: the role may not write.
 
         """
-        events = [
-            Event(seq=expected_version + i, type=d.type, at=d.at, data=d.data)
-            for i, d in enumerate(drafts, start=1)
-        ]
-        # The journal's own encoding: same JSON and size checks, same text as a sidecar line.
         checked = [type(d) is CheckedDraft for d in drafts]
-        lines = [event_text(e, c).decode("utf-8") for e, c in zip(events, checked, strict=True)]
+        events = [
+            _event(expected_version + i, d, c)
+            for i, (d, c) in enumerate(zip(drafts, checked, strict=True), start=1)
+        ]
+        # The journal's own encoding: same JSON and size checks, same text as a sidecar line
+        # (kept as UTF-8 bytes: the one-event statement sends them as they are).
+        lines = [event_text(e, c) for e, c in zip(events, checked, strict=True)]
+        name = self.name
 
         def write(conn: Conn) -> int:
             try:
                 head = run_append(
-                    conn, self.name, expected_version, events, lines, contended=self._contended > 0
+                    conn, name, expected_version, events, lines, contended=self._contended > 0
                 )
             except Refused as refused:
                 self._contended = _CONTENDED
@@ -279,20 +311,27 @@ class PostgresStore(Closing):
                 if refused.missed:  # the events it missed, so that catching up asks no more
                     self._missed = (expected_version, refused.missed)
                 raise ConflictError(expected_version, refused.actual) from None
-            self._contended = max(self._contended - 1, 0)
+            if self._contended:
+                self._contended -= 1
             return head
 
         def recover(conn: Conn) -> int | None:
             found = conn.execute(
                 "SELECT line FROM skillnb_events WHERE run = %s AND seq > %s AND seq <= %s "
                 "ORDER BY seq",
-                (self.name, expected_version, expected_version + len(lines)),
+                (name, expected_version, expected_version + len(lines)),
             ).fetchall()
-            ours = [str(r[0]) for r in found] == lines and bool(lines)
-            return expected_version + len(lines) if ours else None
+            ours = [str(r[0]).encode() for r in found] == lines and bool(lines)
+            if not ours:
+                return None
+            if completes_items(events):  # committed without waiting for the disk: wait now
+                conn.execute(FLUSH)
+            return expected_version + len(lines)
 
         with self._mutex:
-            head = self._call(write, recover)
+            if self._closed:
+                self._check_open()
+            head = self._session.run(write, recover=recover)
             self._known = head
             if self._locked_head is not None:
                 self._locked_head = head
@@ -408,7 +447,16 @@ class PostgresStore(Closing):
 
     def item_rows(self, batch: str) -> ItemRows:
         """The rows of batch ``batch``'s items: who holds which (``SKIP LOCKED`` claims)."""
-        return ItemRows(self._call, self.name, batch)
+        return ItemRows(self._call, self.name, batch, self._caught_up)
+
+    def _caught_up(self, after: int, head: int, missed: list[str] | None) -> None:
+        """Remember what a read of the head found (as a refused append's answer is)."""
+        with self._mutex:
+            if self._locked_head is not None or head < (self._known or 0):
+                return  # the lock's head is exact; an older answer teaches nothing
+            self._known = head
+            if missed:
+                self._missed = (after, missed)
 
     # -- live updates -------------------------------------------------------------------------
 
