@@ -137,3 +137,12 @@ def test_a_future_import_of_an_earlier_cell_compiles_the_body_again(
         "a": "undefined_name",
         "return": "None",
     }
+
+
+def test_a_body_run_again_is_not_measured_again(shell: RaisingShell) -> None:
+    raw = _body("x = 1\n\ny = x / 0\n")
+    source = "\n%%formalize k\n" + raw
+    before = cellexec._layout.cache_info().hits
+    offsets = [cellexec.prepare(shell, raw, source).offset for _ in range(3)]
+    assert offsets == [2, 2, 2]  # the blank line and the %% line
+    assert cellexec._layout.cache_info().hits == before + 2

@@ -16,6 +16,7 @@ no AST transformers of the user's (they may look at more than the text), per com
 from __future__ import annotations
 
 import ast
+import functools
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import CodeType
@@ -64,9 +65,14 @@ def _key(shell: Any, padded: str) -> tuple[str, int, bool] | None:
 
 def _stock_ast(shell: Any) -> bool:
     """The shell transforms syntax trees as IPython does (with ``ast_transformers`` only)."""
+    return getattr(shell.transform_ast, "__func__", None) is _stock_transform_ast()
+
+
+@functools.cache
+def _stock_transform_ast() -> Any:
     from IPython.core.interactiveshell import InteractiveShell
 
-    return getattr(shell.transform_ast, "__func__", None) is InteractiveShell.transform_ast
+    return InteractiveShell.transform_ast
 
 
 def parsed(shell: Any, padded: str, tree: Any) -> Parsed | None:

@@ -19,6 +19,7 @@ nested ``shell.run_cell``, which knows how to run one.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import sys
 from collections.abc import Iterator
@@ -91,6 +92,18 @@ def _above(source: str, body: str) -> str:
     return "".join(lines[: first + 1])
 
 
+@functools.lru_cache(maxsize=_CACHED)  # pure: a cell run again is not measured again
+def _layout(source: str, raw: str, code: str) -> tuple[int, str]:
+    """Lines of the user's cell above the body's first transformed line, and the text shown.
+
+    The text shown in tracebacks is the cell's lines above the body, then blank lines for
+    those the transforms dropped, then the transformed body.
+    """
+    above = _above(source, raw) if source else ""
+    skipped = max(_leading_blank(raw) - _leading_blank(code), 0)  # dropped by the transforms
+    return above.count("\n") + skipped, above + "\n" * skipped + code
+
+
 class Body:
     """A magic's cell body, transformed once; :func:`execute` runs it.
 
@@ -112,11 +125,8 @@ class Body:
         except Exception as exc:  # noqa: BLE001  # shown when the body runs, as IPython does
             self.code = raw
             self.failed = (type(exc), exc, exc.__traceback__)
-        above = _above(source, raw) if source else ""
-        skipped = _leading_blank(raw) - _leading_blank(self.code)  # dropped by the transforms
-        self.offset = above.count("\n") + max(skipped, 0)
+        self.offset, self._shown_text = _layout(source, raw, self.code)
         """Lines of the user's cell above the body's first transformed line."""
-        self._shown_text = above + "\n" * max(skipped, 0) + self.code
         self._name: str | None = None
         self._tree: ast.Module | None = None
         self._error: BaseException | None = None
@@ -219,6 +229,7 @@ def _from_ipython(transform: Any) -> bool:
     return str(getattr(transform, "__module__", "")).startswith("IPython.")
 
 
+@functools.cache
 def _stock_transform_cell() -> Any:
     from IPython.core.interactiveshell import InteractiveShell
 
