@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
+from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
 from skillnb.core.suggest import Suggestion
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
@@ -99,3 +99,12 @@ def test_pin_refuses_empty_text_and_bad_extractors(tmp_path: Path) -> None:
         run.pin("remember x", extractor=lambda _t: [("x", 1)])
     fact, offered, _ = run.pin("budget is 5000", kind="constraint", key="budget_note")
     assert (fact.key, fact.kind, offered) == ("budget_note", "constraint", [])
+
+
+def test_well_within_agrees_with_assess_at_every_edge() -> None:
+    limits = Limits(max_facts=10, max_bytes=100, warn_at=0.8)
+    for facts in (0, 7, 8, 9, 10, 11):
+        for live in (None, 0, 99, 100, 101, 500):
+            for snapshot in (0, 79, 80, 81, 200):
+                quiet = assess(Usage(facts, live, snapshot), limits) == (False, {})
+                assert well_within(limits, facts, live, snapshot) == quiet, (facts, live, snapshot)

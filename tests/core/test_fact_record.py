@@ -6,10 +6,11 @@ import json
 import time as time_module
 import warnings
 from collections.abc import Iterator
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -17,6 +18,7 @@ from skillnb.core.limits import InvalidName
 from skillnb.core.records import Fact
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
+from skillnb.service import facts as facts_module
 from skillnb.service import journal as journal_module
 from skillnb.store import codec
 
@@ -141,3 +143,25 @@ def test_the_default_clock_follows_daylight_saving_time(monkeypatch: pytest.Monk
 def _prepend(first: datetime, rest: Iterator[datetime]) -> Iterator[datetime]:
     yield first
     yield from rest
+
+
+@pytest.mark.parametrize(
+    "zone",
+    [
+        None,
+        UTC,
+        timezone(timedelta(0)),
+        timezone(timedelta(hours=2)),
+        timezone(timedelta(hours=-3, minutes=-30)),
+        timezone(timedelta(hours=14)),
+        timezone(timedelta(seconds=3661)),  # seconds: left to pydantic, which drops them
+        timezone(timedelta(seconds=1, microseconds=5)),
+        ZoneInfo("Europe/Paris"),
+    ],
+)
+def test_a_facts_time_is_written_as_the_fact_model_writes_it(zone: tzinfo | None) -> None:
+    for micro in (0, 1, 1000, 500000, 999999):
+        for year in (1, 999, 2026, 9999):
+            at = datetime(year, 3, 29, 2, 30, 15, micro, tzinfo=zone)
+            expected = Fact(key="k", version=1, at=at).model_dump(mode="json")["at"]
+            assert facts_module._json_time(at) == expected, repr(at)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["CapacityWarning", "Limits", "Usage", "assess"]
+__all__ = ["CapacityWarning", "Limits", "Usage", "assess", "well_within"]
 
 
 class CapacityWarning(UserWarning):
@@ -94,3 +94,15 @@ def assess(usage: Usage, limits: Limits) -> tuple[bool, dict[str, str]]:
         )
     compact = usage.live_bytes is not None and usage.live_bytes > limits.max_bytes
     return compact, warnings
+
+
+def well_within(limits: Limits, facts: int, live_bytes: int | None, snapshot_bytes: int) -> bool:
+    """True when :func:`assess` of this usage finds nothing to do: ``(False, {})``.
+
+    What a commit asks first, without building a :class:`Usage` (the usual answer).
+    """
+    return (
+        facts < limits.warn_at * limits.max_facts
+        and snapshot_bytes < limits.warn_at * limits.max_bytes
+        and (live_bytes is None or live_bytes <= limits.max_bytes)
+    )

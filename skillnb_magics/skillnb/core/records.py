@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from itertools import islice
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -37,6 +37,8 @@ __all__ = [
     "Owner",
     "RunState",
     "Step",
+    "built",
+    "replaced",
 ]
 
 RECORD_VERSION = 1
@@ -51,6 +53,9 @@ FACT_KINDS: tuple[str, ...] = ("decision", "data", "constraint", "summary", "not
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=False)
+
+
+_Built = TypeVar("_Built", bound=_Record)
 
 
 class Fact(_Record):
@@ -173,6 +178,45 @@ class CheckedDraft(EventDraft):
     with a faster encoder that would not refuse what is not JSON; every other draft is checked
     by the strict encoder. :func:`skillnb.service.facts.write_fact` makes these.
     """
+
+    @classmethod
+    def of(cls, type_: str, at: datetime, data: dict[str, JsonValue]) -> CheckedDraft:
+        """The draft ``CheckedDraft(type=type_, at=at, data=data)`` gives, without validating.
+
+        For a maker that already holds what validation checks: ``type_`` a ``str``, ``at`` a
+        ``datetime``, ``data`` a ``dict`` with ``str`` keys (it becomes the draft's own).
+        """
+        return built(cls, {"type": type_, "at": at, "data": data}, _DRAFT_FIELDS)
+
+
+_DRAFT_FIELDS = frozenset(("type", "at", "data"))
+_new = object.__new__
+_set = object.__setattr__
+
+
+def built(cls: type[_Built], fields: dict[str, Any], given: frozenset[str] | set[str]) -> _Built:
+    """An instance of record class ``cls`` over ``fields``, which it takes as its own.
+
+    What ``cls.model_construct`` does, at a fraction of its cost, for callers whose fields
+    are already what validation would keep: every field of ``cls`` present (defaults too),
+    each of its declared type. ``given`` are the fields counted as set explicitly (copied).
+    """
+    record = _new(cls)
+    _set(record, "__dict__", fields)
+    _set(record, "__pydantic_fields_set__", set(given))
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
+    return record
+
+
+def replaced(record: _Built, **changes: Any) -> _Built:
+    """A shallow copy of ``record`` with ``changes`` (``model_copy(update=...)``, cheaper).
+
+    Only for records without private attributes, and ``changes`` of the fields' own types.
+    """
+    fields = record.__dict__.copy()
+    fields.update(changes)
+    return built(type(record), fields, record.__pydantic_fields_set__ | changes.keys())
 
 
 class Event(_Record):

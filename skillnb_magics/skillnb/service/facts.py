@@ -80,7 +80,11 @@ def write_fact(
             "preview": encoded.preview,
         }
         # Strict JSON: a plain value, or what the codec's strict encoder wrote (made plain).
-        drafted = CheckedDraft(type="fact.formalized", at=at, data={"fact": fact})
+        drafted = (
+            CheckedDraft.of("fact.formalized", at, {"fact": fact})
+            if type(at) is datetime  # what validating would keep as it is
+            else CheckedDraft(type="fact.formalized", at=at, data={"fact": fact})
+        )
         if not extra:
             return [drafted]
         return [drafted, *(d.model_copy(update={"at": at}) for d in extra)]
@@ -104,5 +108,17 @@ def _check_fields(
             raise SkillnbError(f"a fact's {what} must be a string, not {type(text).__name__}")
 
 
-_json_time = partial(TypeAdapter(datetime).serializer.to_python, mode="json")
-"""A time as ``Fact.model_dump(mode="json")`` writes it (``...Z`` for UTC)."""
+_pydantic_json_time = partial(TypeAdapter(datetime).serializer.to_python, mode="json")
+
+
+def _json_time(at: datetime) -> str:
+    """A time as ``Fact.model_dump(mode="json")`` writes it (``...Z`` for UTC).
+
+    That is ``isoformat()`` with ``Z`` for a zero offset, for every offset of whole minutes;
+    pydantic itself writes an offset with seconds (which no real zone has had since 1972).
+    """
+    offset = at.utcoffset()
+    if offset is not None and (offset.seconds % 60 or offset.microseconds):
+        return str(_pydantic_json_time(at))
+    text = at.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text

@@ -17,13 +17,14 @@ import uuid
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
-from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess
+from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
-from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState
+from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
 from skillnb.core.state import MalformedEvent, apply_all
 from skillnb.core.workflow import Workflow
 from skillnb.errors import ConflictError, RunReplaced, SkillnbError, StoreCorrupted
@@ -63,6 +64,12 @@ def now() -> datetime:
 
 _zone: tzinfo = UTC
 _zone_until = 0.0
+
+
+def _offered(store: Store, name: str) -> Any:
+    """The store's optional method ``name``, or ``None`` when it offers none."""
+    method = getattr(store, name, None)
+    return method if callable(method) else None
 
 
 def default_user(env: Mapping[str, str]) -> str:
@@ -125,6 +132,13 @@ class RunJournal:
         self._closed = False
         self._replaced: RunReplaced | None = None
         self._new_id = uuid.uuid4().hex[:12]
+        self._speculate: Callable[[], AbstractContextManager[None]] | None = _offered(
+            store, "speculate"
+        )
+        self._catch_up: Callable[[int, str | None], list[Event] | None] | None = _offered(
+            store, "catch_up"
+        )
+        self._sizes = (_offered(store, "live_bytes"), _offered(store, "snapshot_bytes"))
         self.state = RunState(run_id="")
         """The live folded state (read-only by contract; call :meth:`refresh` first)."""
         self.reload()
@@ -153,7 +167,7 @@ class RunJournal:
                 raise self._replaced
 
     def _fold(self, events: Iterable[Event]) -> None:
-        batch = events if isinstance(events, Sequence) else list(events)  # built when read
+        batch = events if type(events) is list or isinstance(events, Sequence) else list(events)
         folded = batch
         try:
             apply_all(self.state, batch)  # describes the last event only
@@ -176,7 +190,8 @@ class RunJournal:
 
         """
         with self._mutex:
-            self._check_usable()
+            if self._closed or self._replaced is not None:
+                self._check_usable()
             new = self._changes()
             if new is None:
                 self.reload()  # raises RunReplaced when another run (or none) is there now
@@ -191,10 +206,8 @@ class RunJournal:
         otherwise :meth:`Store.read_since`, the run the store names, and its head are asked.
         """
         version = self.state.version
-        catch_up = getattr(self.store, "catch_up", None)
-        if callable(catch_up):
-            found: list[Event] | None = catch_up(version, self.state.run_id or None)
-            return found
+        if self._catch_up is not None:
+            return self._catch_up(version, self.state.run_id or None)
         new = self.store.read_since(version)
         if new is None or self._other_run_here():
             return None
@@ -274,7 +287,7 @@ class RunJournal:
         """
         with self._mutex:
             done: list[Event] | str = "lock"
-            for _ in range(_SPECULATIONS if speculative else 0):
+            for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
                 done = self._commit_speculative(make, expected_version, sync)
                 if done != "retry":
                     break
@@ -342,8 +355,8 @@ class RunJournal:
         ``"retry"``: another writer moved the run (worth another try); ``"lock"``: the store
         cannot speculate, or the outcome depends on state only the lock makes sure of.
         """
-        speculate = getattr(self.store, "speculate", None)
-        if not callable(speculate):
+        speculate = self._speculate
+        if speculate is None:
             return "lock"
         self._check_usable()
         with speculate():
@@ -373,14 +386,13 @@ class RunJournal:
 
     def _capacity(self) -> tuple[bool, dict[str, str]]:
         """Whether the live journal is past the byte cap, and the warnings due (lock held)."""
-        live = getattr(self.store, "live_bytes", None)
-        snap = getattr(self.store, "snapshot_bytes", None)
-        usage = Usage(
-            facts=len(self.state.facts),
-            live_bytes=live() if callable(live) else None,
-            snapshot_bytes=snap() if callable(snap) else 0,
-        )
-        return assess(usage, self.limits)
+        live, snap = self._sizes
+        facts = len(self.state.facts)
+        live_bytes = live() if live is not None else None
+        snapshot_bytes = snap() if snap is not None else 0
+        if well_within(self.limits, facts, live_bytes, snapshot_bytes):
+            return False, {}
+        return assess(Usage(facts, live_bytes, snapshot_bytes), self.limits)
 
     def _warn(self, due: Mapping[str, str]) -> None:
         """Warn once per limit (:class:`~skillnb.core.capacity.CapacityWarning`)."""
@@ -423,7 +435,7 @@ class RunJournal:
         cache_key = (fact.key, fact.version)
         if cache_key not in self._decoded:
             self._decoded[cache_key] = codec.decode(fact.value, fact.encoding, self.store)
-        return fact.model_copy(update={"value": self._decoded[cache_key]})
+        return replaced(fact, value=self._decoded[cache_key])
 
     def remember_decoded(self, key: str, version: int, value: Any) -> None:
         """Cache the Python value of fact ``key`` v``version`` (its writer had it)."""

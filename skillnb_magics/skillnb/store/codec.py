@@ -35,6 +35,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - exercised by the tests that hide orjson
+    orjson = None  # type: ignore[assignment]
+
 from skillnb.errors import SkillnbError
 from skillnb.store.arrays import array_encoders
 from skillnb.store.encoders import (
@@ -138,9 +143,10 @@ class Codec:
             UnrestorableValueWarning: no encoder took the value; its ``repr`` was kept.
 
         """
-        plain = _plain(value, 0) if self._builtin else _NOT_PLAIN
+        floats: list[float] = []
+        plain = _plain(value, 0, floats) if self._builtin else _NOT_PLAIN
         if plain is not _NOT_PLAIN:  # what the built-in text or json encoder would store
-            fast = self._encode_plain(plain, store, blob_threshold)
+            fast = self._encode_plain(plain, store, blob_threshold, bool(floats))
             if fast is not None:
                 return fast
         for encoder in self._encoders:
@@ -171,14 +177,25 @@ class Codec:
             return Encoded(envelope, "blob", False, clip_preview(text))
         return Encoded(text, "repr", False, clip_preview(text), plain=True)
 
-    def _encode_plain(self, plain: Any, store: BlobStore, blob_threshold: int) -> Encoded | None:
-        """Encode a value :func:`_plain` copied; ``None``: it is not UTF-8 (a lone surrogate)."""
+    def _encode_plain(
+        self, plain: Any, store: BlobStore, blob_threshold: int, floats: bool
+    ) -> Encoded | None:
+        """Encode a value :func:`_plain` copied; ``None``: it is not UTF-8 (a lone surrogate).
+
+        ``floats``: the value holds a float. Without any, ``orjson`` (when installed) writes
+        the very text :func:`~skillnb.store.encoders.dumps` does, faster; it spells some
+        floats differently (``1e-05`` as ``0.00001``), so those keep the standard library.
+        """
         name = "text" if isinstance(plain, str) else "json"
-        text = dumps(plain)
-        try:
-            size = len(text.encode("utf-8"))
-        except UnicodeEncodeError:
-            return None  # the encoders' own path tells what to do with it
+        utf8 = _orjson_text(plain) if not floats else None
+        if utf8 is not None:
+            text, size = utf8.decode("utf-8"), len(utf8)
+        else:
+            text = dumps(plain)
+            try:
+                size = len(text.encode("utf-8"))
+            except UnicodeEncodeError:
+                return None  # the encoders' own path tells what to do with it
         preview = clip_preview(plain if isinstance(plain, str) else text)
         if size > blob_threshold:
             return _to_blob(_builtin(self, name), plain, store, preview)
@@ -232,7 +249,22 @@ _SCALARS = (str, int, bool)
 _MAX_DEPTH = 200
 
 
-def _plain(value: Any, depth: int) -> Any:
+def _orjson_text(value: Any) -> bytes | None:
+    """``dumps(value)`` as UTF-8 by ``orjson``; ``None``: not installed, or it declines.
+
+    Only for a plain value without floats: orjson then writes what the standard library's
+    compact, non-ASCII encoder writes, and declines (an integer beyond 64 bits, a lone
+    surrogate) what it cannot write the same way.
+    """
+    if orjson is None:
+        return None
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return None
+
+
+def _plain(value: Any, depth: int, floats: list[float]) -> Any:
     """A copy of ``value`` when it is made only of exact JSON types, else ``_NOT_PLAIN``.
 
     Exact types only (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``bool``, finite
@@ -244,19 +276,20 @@ def _plain(value: Any, depth: int) -> Any:
     if value is None or kind in _SCALARS:
         return value
     if kind is float:
+        floats.append(value)
         return value if value - value == 0 else _NOT_PLAIN  # NaN and infinities are not JSON
     if depth >= _MAX_DEPTH:
         return _NOT_PLAIN
     if kind is dict:
         copy = {}
         for k, v in value.items():
-            item = _plain(v, depth + 1)
+            item = _plain(v, depth + 1, floats)
             if type(k) is not str or item is _NOT_PLAIN:
                 return _NOT_PLAIN
             copy[k] = item
         return copy
     if kind is list:
-        items = [_plain(v, depth + 1) for v in value]
+        items = [_plain(v, depth + 1, floats) for v in value]
         return _NOT_PLAIN if any(i is _NOT_PLAIN for i in items) else items
     return _NOT_PLAIN
 

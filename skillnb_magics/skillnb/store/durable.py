@@ -337,17 +337,13 @@ class FileLock:
         self._path = path
         self._mutex = mutex if mutex is not None else threading.RLock()
         self._fd: int | None = None
-        self._depth = 0
+        self.depth = 0
+        """How many nested holds are open (0: not held); read it while holding the lock."""
 
     @property
     def held(self) -> bool:
         """True while this object holds the lock (in any thread)."""
-        return self._depth > 0
-
-    @property
-    def depth(self) -> int:
-        """How many nested holds are open (0: not held); read it while holding the lock."""
-        return self._depth
+        return self.depth > 0
 
     def acquire(self) -> None:
         """Take the lock, waiting for other holders; nested calls only count depth.
@@ -358,22 +354,22 @@ class FileLock:
         """
         self._mutex.acquire()
         try:
-            if self._depth == 0:
+            if self.depth == 0:
                 if self._fd is None:
                     self._fd = self._open()
                 fcntl.flock(self._fd, fcntl.LOCK_EX)
-            self._depth += 1
+            self.depth += 1
         except BaseException:
             self._mutex.release()
             raise
 
     def release(self) -> None:
         """Undo one :meth:`acquire`; the outermost release lets other writers in."""
-        if self._depth == 0:
+        if self.depth == 0:
             raise RuntimeError("release of a lock that is not held")
-        self._depth -= 1
+        self.depth -= 1
         try:
-            if self._depth == 0 and self._fd is not None:
+            if self.depth == 0 and self._fd is not None:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
             self._mutex.release()

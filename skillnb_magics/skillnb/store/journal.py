@@ -193,7 +193,11 @@ def event_text(event: Event, checked: bool = False) -> bytes:
 
 
 def _sealed_line(event: Event, more: bool, checked: bool) -> bytes:
-    line = _seal(_event_json(event, checked)[:-1] + (_MORE if more else b""))
+    body = _event_json(event, checked)
+    if more:
+        line = _seal(body[:-1] + _MORE)
+    else:  # the checksum of the content and its closing brace: of the body as it is
+        line = b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
     if len(line) - 1 > MAX_LINE_BYTES:
         raise EventRejected(
             f"event {event.seq} ({event.type}) is {len(line) - 1} bytes as a journal line, over "
@@ -215,6 +219,8 @@ def encode_events(events: Sequence[Event], checked: Sequence[bool] = ()) -> byte
 
     """
     last = len(events) - 1
+    if last == 0:  # the usual append: one event
+        return _sealed_line(events[0], False, bool(checked) and checked[0])
     flags = [*checked, *[False] * (len(events) - len(checked))]
     return b"".join(_sealed_line(e, i < last, flags[i]) for i, e in enumerate(events))
 

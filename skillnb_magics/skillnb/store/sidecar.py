@@ -39,7 +39,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
-from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
+from skillnb.core.eventrecords import event_from_record
+from skillnb.core.records import RECORD_VERSION, CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.appender import Appender
 from skillnb.store.blobs import BlobFolder
@@ -78,6 +79,18 @@ def _after(events: Sequence[Event], version: int) -> Sequence[Event]:
     """The events of ``events`` (numbered one after the other) with ``seq > version``."""
     skip = version - events[0].seq + 1 if events else 0
     return events[skip:] if skip > 0 else events
+
+
+def _event(seq: int, draft: EventDraft, checked: bool) -> Event:
+    """The event ``draft`` becomes at ``seq``; a checked draft's is not validated again.
+
+    Other drafts are validated anew: their data may have changed since they were made.
+    """
+    if checked:
+        fields = {"v": RECORD_VERSION, "seq": seq, "type": draft.type, "at": draft.at}
+        fields["data"] = {**draft.data}
+        return event_from_record(fields)
+    return Event(seq=seq, type=draft.type, at=draft.at, data=draft.data)
 
 
 def _created_run(drafts: Sequence[EventDraft]) -> str | None:
@@ -194,7 +207,8 @@ class SidecarStore(Closing):
         return _Held(self)
 
     def _acquire(self) -> None:
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if not self._root_ready:
             self._layout.check_root()
             ensure_dir(self._layout.root, guarded=self._layout.guarded)
@@ -281,8 +295,10 @@ class SidecarStore(Closing):
         when the journal ends before ``version`` (another, shorter run, or none).
         """
         with self._mutex:
-            self._check_open()
-            self._refresh()
+            if self._closed:
+                self._check_open()
+            if not self._fresh or self._tail.identity is None:
+                self._refresh()
             tail = self._tail
             if tail.missing:
                 snapshot = self._read_snapshot()
@@ -290,12 +306,13 @@ class SidecarStore(Closing):
                 head = snapshot.version if snapshot is not None else 0
                 other = run_id is not None and found is not None and found != run_id
                 return None if version != head or other else []
-            self._notice_torn()
+            if tail.size > tail.end:
+                self._notice_torn()
             if version < tail.base or version > tail.last:
                 return None
             if run_id is not None and tail.run_id is not None and tail.run_id != run_id:
                 return None
-            return tail.events_after(version)
+            return tail.events_after(version) if version < tail.last else []
 
     def append(
         self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
@@ -312,18 +329,20 @@ class SidecarStore(Closing):
                 journal's limit (a ``ValueError`` and a ``SkillnbError``; nothing is written).
 
         """
-        with self.lock():
+        self._acquire()  # what ``with self.lock()`` does, on the path every commit takes
+        try:
             fd = self._prepare_append()
             head = self._tail.last if fd is not None else self._snapshot_version()
             if expected_version != head:
                 raise ConflictError(expected_version, head)
             if not drafts:
                 return []
+            checked = [type(d) is CheckedDraft for d in drafts]
             events = [
-                Event(seq=head + i, type=d.type, at=d.at, data=d.data)
-                for i, d in enumerate(drafts, start=1)
+                _event(head + i, d, c)
+                for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
             ]
-            data = encode_events(events, [type(d) is CheckedDraft for d in drafts])
+            data = encode_events(events, checked)
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
                 return events
@@ -334,6 +353,8 @@ class SidecarStore(Closing):
                 raise
             self._tail.appended(events, data)
             return events
+        finally:
+            self._release()
 
     def compact(self, state: RunState) -> None:
         """Write ``state`` as the snapshot, archive the live journal, start a fresh one.
@@ -379,8 +400,10 @@ class SidecarStore(Closing):
     def live_bytes(self) -> int:
         """Bytes of committed lines in the live journal (what compaction would archive)."""
         with self._mutex:
-            self._check_open()
-            self._refresh()
+            if self._closed:
+                self._check_open()
+            if not self._fresh or self._tail.identity is None:
+                self._refresh()
             return self._tail.end
 
     def snapshot_bytes(self) -> int:
@@ -389,8 +412,10 @@ class SidecarStore(Closing):
         # replaces it with a new file; so while it is the same file (kept open by the tail, its
         # inode cannot be reused), the size measured beside it still holds.
         with self._mutex:
-            self._check_open()
-            self._refresh()
+            if self._closed:
+                self._check_open()
+            if not self._fresh or self._tail.identity is None:
+                self._refresh()
             tail = self._tail
             seen = (tail.identity, tail.base)
             if self._snapshot_size is not None and self._snapshot_size[0] == seen:

@@ -160,6 +160,11 @@ class JournalTail:
 
     def appended(self, events: list[Event], data: bytes) -> None:
         """Record that this process appended ``events`` as ``data`` at :attr:`end`."""
+        if len(events) == 1:  # the usual append: one line
+            self._extend(events, [self.end], cache=False)
+            self.end = self.size = self.end + len(data)
+            self._lines += 1
+            return
         offsets, pos = [], self.end
         while pos < self.end + len(data):
             offsets.append(pos)
