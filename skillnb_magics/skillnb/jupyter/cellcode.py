@@ -47,7 +47,7 @@ class Parsed:
 
     ends_with_expression: bool
     captures: dict[str, Compiled] = field(default_factory=dict)
-    """By capture (see :func:`skillnb.jupyter.cellexec._capture_kind`)."""
+    """By capture of the last expression: ``none``, ``show`` (shown too) or ``hide`` (muted)."""
 
 
 _PARSED: dict[tuple[str, int, bool], Parsed] = {}
