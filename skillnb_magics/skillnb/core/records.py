@@ -194,7 +194,7 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def built(cls: type[_Built], fields: dict[str, Any], given: frozenset[str] | set[str]) -> _Built:
+def built(cls: type[_Built], fields: dict[str, Any], given: Iterable[str]) -> _Built:
     """An instance of record class ``cls`` over ``fields``, which it takes as its own.
 
     What ``cls.model_construct`` does, at a fraction of its cost, for callers whose fields

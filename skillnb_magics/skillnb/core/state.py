@@ -71,6 +71,7 @@ from skillnb.core.records import (
     Milestone,
     RunState,
     Step,
+    built,
 )
 
 __all__ = ["MalformedEvent", "apply", "apply_all", "describe_event", "state_entry_seq"]
@@ -188,8 +189,6 @@ _STEP_DEFAULTS = {
     for name, field in Step.model_fields.items()
 }
 _PLAIN_TEXT = (type(None), str)
-_new = object.__new__
-_set = object.__setattr__
 
 
 def _new_step(fields: dict[str, Any]) -> Step | None:
@@ -205,14 +204,9 @@ def _new_step(fields: dict[str, Any]) -> Step | None:
         or type(fields["owner"]) not in _PLAIN_TEXT
     ):
         return None
-    step = _new(Step)
     values = dict(_STEP_DEFAULTS)
     values.update(fields)
-    _set(step, "__dict__", values)
-    _set(step, "__pydantic_fields_set__", set(fields))
-    _set(step, "__pydantic_extra__", None)
-    _set(step, "__pydantic_private__", None)
-    return step
+    return built(Step, values, fields.keys())
 
 
 def _assign(step: Step, **fields: Any) -> None:
