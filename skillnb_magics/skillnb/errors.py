@@ -38,6 +38,7 @@ __all__ = [
     "GateBlocked",
     "RunReplaced",
     "SkillnbError",
+    "SkillnbWarning",
     "StepInProgress",
     "StoreCorrupted",
     "StoreUnavailable",
@@ -47,6 +48,13 @@ __all__ = [
     "WaitingForApproval",
     "WorkflowError",
 ]
+
+
+class SkillnbWarning(UserWarning):
+    """Base of every warning SKILL.nb raises (a run nearing a limit, a torn write, ...).
+
+    In a notebook, the magics show these as one SKILL.nb output; filter them by this class.
+    """
 
 
 class SkillnbError(Exception):

@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from skillnb.errors import SkillnbWarning
 from skillnb.memory.fileformat import (
     SCHEMA_VERSION,
     FormatProblem,
@@ -50,7 +51,7 @@ from skillnb.store import durable
 __all__ = ["Operation", "SkillMemory", "SkillMemoryWarning", "default_home"]
 
 
-class SkillMemoryWarning(UserWarning):
+class SkillMemoryWarning(SkillnbWarning):
     """A skill memory file was damaged or foreign and has been moved aside."""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,9 @@ import pytest
 from skillnb.core.claims import item_claim_key, step_claim_key
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
+from skillnb.service import claims as claims_module
 from skillnb.service.claims import lease_from_env
+from skillnb.service.owner import process_owner
 
 
 def test_limit_takes_exactly_that_many_and_completes_them(tmp_path: Path) -> None:
@@ -78,3 +81,22 @@ def test_the_lease_comes_from_the_environment(env: dict[str, str], lease: float)
 def test_a_bad_lease_names_its_source(value: str) -> None:
     with pytest.raises(SkillnbError, match="SKILLNB_LEASE_SECONDS"):
         lease_from_env({"SKILLNB_LEASE_SECONDS": value})
+
+
+@pytest.mark.parametrize("hours", [0.0, 5.5, -3.0, 1 / 7200])  # the last: a zone with seconds
+def test_a_claims_dump_is_the_models_json_dump(tmp_path: Path, hours: float) -> None:
+    moment = datetime(2026, 3, 1, 12, 30, 15, 250000, tzinfo=timezone(timedelta(hours=hours)))
+    with open_run(state_dir=tmp_path / "s", memory=False, clock=lambda: moment) as run:
+        key = step_claim_key("formalize:x")
+        assert run.claims.new_dump(key) == run.claims.new(key).model_dump(mode="json")
+        assert run.claims.new_dump(key) == run.claims.new(key).model_dump(mode="json")
+
+
+def test_a_claims_dump_follows_a_new_owner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_run(state_dir=tmp_path / "s", memory=False) as run:
+        first = run.claims.new_dump("k")
+        first["owner"]["pid"] = -1  # type: ignore[index]  # a copy: the next dump is whole
+        assert run.claims.new_dump("k")["owner"] == process_owner().model_dump(mode="json")
+        child = process_owner().model_copy(update={"pid": 4242, "started": 1.0})
+        monkeypatch.setattr(claims_module, "process_owner", lambda: child)  # as after a fork
+        assert run.claims.new_dump("k")["owner"] == child.model_dump(mode="json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -255,6 +256,32 @@ def test_the_cells_own_warnings_are_shown_as_usual(ip: RaisingShell) -> None:
         cell(ip, "%%formalize x\nimport warnings\nwarnings.warn('old api', DeprecationWarning)\n1")
     assert last(ip)[MIME]["status"] == "ok"
     assert "old api" not in last(ip)["text/plain"]
+
+
+def test_warnings_the_user_filtered_out_stay_filtered_out(
+    ip: RaisingShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown: list[str] = []
+    monkeypatch.setattr(
+        warnings, "showwarning", lambda message, *_a, **_k: shown.append(str(message))
+    )
+    body = "import warnings\nwarnings.warn('noisy library', UserWarning)\nwarnings.warn('kept')\n1"
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="noisy library")
+        cell(ip, f"%%formalize x\n{body}")
+        assert shown == ["kept"]  # the user's own filter holds inside the magic's body
+        warnings.filterwarnings("error", message="strict")
+        with pytest.raises(UserWarning, match="strict"):
+            cell(ip, "%%formalize y\nimport warnings\nwarnings.warn('strict')\n2")
+    assert current_run(ip).fact("y") is None  # raised where it was raised: nothing recorded
+
+
+def test_skillnb_warnings_in_a_cell_become_its_note_whatever_the_filters(ip: RaisingShell) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # even so, SKILL.nb's own warnings are shown as notes
+        cell(ip, "%%formalize x\nobject()")  # no encoder: an UnrestorableValueWarning
+    assert last(ip)[MIME]["status"] == "warning"
+    assert "no JSON encoding" in last(ip)["text/plain"]
 
 
 def test_the_magic_line_expands_names_from_the_namespace(ip: RaisingShell) -> None:

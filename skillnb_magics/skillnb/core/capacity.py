@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from skillnb.errors import SkillnbWarning
+
 __all__ = ["CapacityWarning", "Limits", "Usage", "assess", "well_within"]
 
 
-class CapacityWarning(UserWarning):
+class CapacityWarning(SkillnbWarning):
     """A run is approaching (or past) one of its limits; it keeps working."""
 
 

@@ -4,7 +4,8 @@ The body of ``%%formalize`` and ``%%gate`` runs inside the magic's own cell, not
 ``shell.run_cell``: :func:`prepare` applies IPython's input transforms once (the magic reads
 the result too: does the body end with an expression, which names does it read), and
 :func:`execute` parses it once with the shell's compiler, applies the shell's AST
-transformers and runs the statements with the shell's ``run_ast_nodes``. So the body
+transformers and runs the statements with the shell's ``run_ast_nodes`` (a body run again
+is not parsed and compiled again: see :mod:`skillnb.jupyter.cellcode`). So the body
 behaves as any cell: the last expression goes through the display hook (``_``, ``Out``)
 unless the body ends with ``;``, an error is shown once with a traceback whose line numbers
 are those of the user's cell (``Cell In[N], line L``), ``%tb`` and ``%debug`` see it.
@@ -18,6 +19,7 @@ nested ``shell.run_cell``, which knows how to run one.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import sys
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ from types import SimpleNamespace
 from typing import IO, Any
 
 from skillnb.errors import SkillnbError
+from skillnb.jupyter import cellcode
 
 __all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare", "transform"]
 
@@ -89,6 +92,18 @@ def _above(source: str, body: str) -> str:
     return "".join(lines[: first + 1])
 
 
+@functools.lru_cache(maxsize=_CACHED)  # pure: a cell run again is not measured again
+def _layout(source: str, raw: str, code: str) -> tuple[int, str]:
+    """Lines of the user's cell above the body's first transformed line, and the text shown.
+
+    The text shown in tracebacks is the cell's lines above the body, then blank lines for
+    those the transforms dropped, then the transformed body.
+    """
+    above = _above(source, raw) if source else ""
+    skipped = max(_leading_blank(raw) - _leading_blank(code), 0)  # dropped by the transforms
+    return above.count("\n") + skipped, above + "\n" * skipped + code
+
+
 class Body:
     """A magic's cell body, transformed once; :func:`execute` runs it.
 
@@ -110,11 +125,8 @@ class Body:
         except Exception as exc:  # noqa: BLE001  # shown when the body runs, as IPython does
             self.code = raw
             self.failed = (type(exc), exc, exc.__traceback__)
-        above = _above(source, raw) if source else ""
-        skipped = _leading_blank(raw) - _leading_blank(self.code)  # dropped by the transforms
-        self.offset = above.count("\n") + max(skipped, 0)
+        self.offset, self._shown_text = _layout(source, raw, self.code)
         """Lines of the user's cell above the body's first transformed line."""
-        self._shown_text = above + "\n" * max(skipped, 0) + self.code
         self._name: str | None = None
         self._tree: ast.Module | None = None
         self._error: BaseException | None = None
@@ -139,17 +151,37 @@ class Body:
         if self._error is not None:
             raise self._error
         if self._tree is None:
-            padded = "\n" * self.offset + self.code
             try:
-                self._tree = self.shell.compile.ast_parse(padded, filename=self.name)
+                self._tree = self.shell.compile.ast_parse(self.padded, filename=self.name)
             except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError) as exc:
                 self._error = exc
                 raise
         assert self._tree is not None  # noqa: S101  # set just above
         return self._tree
 
+    @property
+    def padded(self) -> str:
+        """The transformed body below as many blank lines as the cell has above it."""
+        return "\n" * self.offset + self.code
+
+    def cached(self) -> cellcode.Parsed | None:
+        """What this body's text gave before (parsed now the first time), or ``None``.
+
+        ``None`` when it may not be cached, or does not parse (see
+        :mod:`skillnb.jupyter.cellcode`).
+        """
+        if self.failed is not None or self.needs_loop():
+            return None
+        try:
+            return cellcode.parsed(self.shell, self.padded, self.parse)
+        except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError):
+            return None
+
     def ends_with_expression(self) -> bool | None:
         """Whether the body ends with an expression; ``None`` when it does not parse."""
+        known = self.cached()
+        if known is not None:
+            return known.ends_with_expression
         try:
             tree = self.parse()
         except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError):
@@ -197,6 +229,7 @@ def _from_ipython(transform: Any) -> bool:
     return str(getattr(transform, "__module__", "")).startswith("IPython.")
 
 
+@functools.cache
 def _stock_transform_cell() -> Any:
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -293,38 +326,60 @@ def _run_sync(coroutine: Any) -> Any:
     raise RuntimeError("the cell body awaited outside an event loop")
 
 
-def _run(shell: Any, body: Body, transformer: ast.NodeTransformer | None) -> BaseException | None:
+def _statements(
+    shell: Any, body: Body, transformer: _CaptureLast | None
+) -> tuple[list[ast.stmt], Any] | BaseException:
+    """The statements of ``body`` to run and the compiler to run them with, or the error shown.
+
+    A body run before with the same text and capture comes from :mod:`cellcode`, parsed and
+    compiled already.
+    """
+    known = body.cached()
+    capture = "none" if transformer is None else "show" if transformer.show else "hide"
+    compiled = known.captures.get(capture) if known is not None else None
+    if compiled is None:
+        try:
+            tree = body.parse()
+        except IndentationError as exc:
+            shell.showindentationerror()
+            return exc
+        except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError) as exc:
+            shell.showsyntaxerror()
+            return exc
+        from IPython.core.error import InputRejected
+
+        try:
+            tree = shell.transform_ast(tree)
+        except InputRejected as exc:
+            shell.showtraceback()
+            return exc
+        if transformer is not None:
+            tree = transformer.visit(tree)
+        if known is None:
+            return tree.body, shell.compile
+        compiled = known.captures[capture] = cellcode.Compiled(tree.body)
+    return compiled.statements(), cellcode.compiler_for(shell, compiled)
+
+
+def _run(shell: Any, body: Body, transformer: _CaptureLast | None) -> BaseException | None:
     """Run ``body`` as the shell runs a cell's statements; the error it showed, if any."""
     if body.failed is not None:
         shell.showtraceback(body.failed)
         return body.failed[1]
-    try:
-        tree = body.parse()
-    except IndentationError as exc:
-        shell.showindentationerror()
-        return exc
-    except (SyntaxError, ValueError, OverflowError, MemoryError, TypeError) as exc:
-        shell.showsyntaxerror()
-        return exc
-    from IPython.core.error import InputRejected
-
-    try:
-        tree = shell.transform_ast(tree)
-    except InputRejected as exc:
-        shell.showtraceback()
-        return exc
-    if transformer is not None:
-        tree = transformer.visit(tree)
+    found = _statements(shell, body, transformer)
+    if isinstance(found, BaseException):
+        return found
+    statements, compiler = found
     muted = body.muted
     interactivity = "none" if muted else shell.ast_node_interactivity
     outcome = SimpleNamespace(error_before_exec=None, error_in_exec=None)
     with shell.builtin_trap, shell.display_trap:  # already set inside a cell: nested, cheap
         _run_sync(
             shell.run_ast_nodes(
-                tree.body,
+                statements,
                 body.name,
                 interactivity=interactivity,
-                compiler=shell.compile,
+                compiler=compiler,
                 result=outcome,
             )
         )
@@ -332,7 +387,7 @@ def _run(shell: Any, body: Body, transformer: ast.NodeTransformer | None) -> Bas
     return error
 
 
-def _run_nested(shell: Any, body: Body, transformer: ast.NodeTransformer | None) -> Any:
+def _run_nested(shell: Any, body: Body, transformer: _CaptureLast | None) -> Any:
     """Run ``body`` through a nested ``shell.run_cell`` (a body that needs an event loop)."""
     if transformer is not None:
         shell.ast_transformers.append(transformer)

@@ -41,6 +41,7 @@ from skillnb.core.contract_mirror import (
 from skillnb.core.limits import MAX_KEY, name_problem
 from skillnb.core.records import Fact, RunState
 from skillnb.core.source import source_hash
+from skillnb.errors import SkillnbWarning
 from skillnb.jupyter.notebook_file import cell_source
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ MAX_MIRROR_BYTES = 2_000_000
 """A mirror whose JSON is larger than this is refused unread."""
 
 
-class MirrorWarning(UserWarning):
+class MirrorWarning(SkillnbWarning):
     """A notebook's ``metadata["skillnb"]`` (or a SKILL.nb output) was malformed and ignored."""
 
 

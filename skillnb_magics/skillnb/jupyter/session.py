@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillnb.errors import SkillnbError
+from skillnb.errors import SkillnbError, SkillnbWarning
 from skillnb.jupyter.discovery import (
     NotebookLocation,
     find_notebook,
@@ -382,14 +382,16 @@ class NotebookSession:
     def capture_warnings(self) -> Iterator[list[str]]:
         """Collect SKILL.nb's warnings raised inside (their messages fill the list on exit).
 
-        Other warnings (from the user's code in a cell) are shown as usual.
+        Other warnings (from the user's code in a cell) pass through the user's own filters
+        as usual (one they ignore stays ignored, one they made an error raises where it is
+        raised) and are shown after the cell.
         """
         messages: list[str] = []
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+            warnings.simplefilter("always", SkillnbWarning)  # every one of ours, to show it
             yield messages
         for w in caught:
-            if w.category.__module__.split(".")[0] == "skillnb":
+            if issubclass(w.category, SkillnbWarning):
                 messages.append(_clip(str(w.message)))
             else:
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)

@@ -31,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from skillnb.errors import SkillnbWarning
+
 
 class SkillMemory(Protocol):
     """What the writer needs of a :class:`skillnb.skillmemory.SkillMemory`."""
@@ -53,7 +55,7 @@ GATHER = 0.2
 """Seconds the thread waits after a first record for the ones that follow (unless flushed)."""
 
 
-class MemoryWriteWarning(UserWarning):
+class MemoryWriteWarning(SkillnbWarning):
     """A skill-memory record could not be written (the run itself is unaffected)."""
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
-from skillnb.core.records import Claim, EventDraft, RunState
+from skillnb.core.records import RECORD_VERSION, Claim, EventDraft, JsonValue, Owner, RunState
 from skillnb.errors import SkillnbError
 from skillnb.service.journal import RunJournal
 from skillnb.service.owner import claim_held, process_owner
@@ -74,6 +74,21 @@ class Claims:
         return Claim(
             key=key, owner=process_owner(), since=now, until=now + timedelta(seconds=self.lease)
         )
+
+    def new_dump(self, key: str) -> dict[str, JsonValue]:
+        """``new(key).model_dump(mode="json")``, built directly (a claim per step cell)."""
+        now = self.journal.clock()
+        until = now + timedelta(seconds=self.lease)
+        since_text, until_text = _json_time(now), _json_time(until)
+        if since_text is None or until_text is None:  # a zone pydantic writes its own way
+            return self.new(key).model_dump(mode="json")
+        return {
+            "v": RECORD_VERSION,
+            "key": key,
+            "owner": _owner_dump(),
+            "since": since_text,
+            "until": until_text,
+        }
 
     def taken(self, key: str) -> EventDraft:
         """The ``claim.taken`` event of ``key`` for this process (append it under the lock)."""
@@ -153,6 +168,28 @@ class Claims:
             yield beat
         finally:
             beat.stop()
+
+
+def _json_time(moment: datetime) -> str | None:
+    """``moment`` as pydantic writes it in JSON, or ``None`` when unsure (no whole-minute zone)."""
+    offset = moment.utcoffset()
+    if offset is None or offset.seconds % 60 or offset.microseconds:
+        return None
+    text = moment.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+_owner: tuple[Owner, dict[str, JsonValue]] | None = None
+"""This process's owner and its JSON dump (a new owner after ``fork``: dumped again)."""
+
+
+def _owner_dump() -> dict[str, JsonValue]:
+    """``process_owner().model_dump(mode="json")``, dumped once per owner (a fresh copy)."""
+    global _owner  # a cache of the process's one owner
+    owner = process_owner()
+    if _owner is None or _owner[0] is not owner:
+        _owner = (owner, owner.model_dump(mode="json"))
+    return dict(_owner[1])
 
 
 class Heartbeat:

@@ -27,7 +27,7 @@ from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
 from skillnb.core.state import MalformedEvent, apply_all
 from skillnb.core.workflow import Workflow
-from skillnb.errors import ConflictError, RunReplaced, SkillnbError, StoreCorrupted
+from skillnb.errors import ConflictError, RunReplaced, SkillnbError, SkillnbWarning, StoreCorrupted
 from skillnb.store import codec
 from skillnb.store.protocol import Store
 
@@ -83,7 +83,7 @@ def default_user(env: Mapping[str, str]) -> str:
         return "unknown"
 
 
-class ListenerWarning(UserWarning):
+class ListenerWarning(SkillnbWarning):
     """A run listener (a view, the mirror) raised; the commit itself succeeded."""
 
 

@@ -99,7 +99,7 @@ class Steps:
             more = also(state)
             if more is None:
                 return []
-            claim = self.claims.new(step_claim_key(key)).model_dump(mode="json")
+            claim = self.claims.new_dump(step_claim_key(key))
             return [self.started_draft(key, source_hash, cell_id, idempotent, claim), *more]
 
         # Not fsynced: the marker survives a crash of this process (the case it is for), and

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from skillnb.core.safejson import load_json
+from skillnb.errors import SkillnbWarning
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -152,7 +153,7 @@ def _unrestored(spec: str, data: Any) -> Any:
     return data
 
 
-class UnrestorableValueWarning(UserWarning):
+class UnrestorableValueWarning(SkillnbWarning):
     """A value was stored as its ``repr`` (or restored as plain data): not the original object."""
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from skillnb.core.closing import Closing
 from skillnb.core.eventrecords import event_from_record
 from skillnb.core.records import RECORD_VERSION, CheckedDraft, Event, EventDraft, RunState
-from skillnb.errors import ConflictError, StoreCorrupted
+from skillnb.errors import ConflictError, SkillnbWarning, StoreCorrupted
 from skillnb.store.appender import Appender
 from skillnb.store.blobs import BlobFolder
 from skillnb.store.compaction import compact_journal, recover
@@ -67,7 +67,7 @@ from skillnb.store.tail import JournalTail
 __all__ = ["SidecarStore", "TornWriteWarning", "sidecar_dir_for"]
 
 
-class TornWriteWarning(UserWarning):
+class TornWriteWarning(SkillnbWarning):
     """A crashed writer left an unfinished write at the end of a journal (never acknowledged)."""
 
 
