@@ -19,9 +19,9 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, overload
 
-from skillnb.core.records import RECORD_VERSION, Event
+from skillnb.core.records import RECORD_VERSION, Event, EventDraft
 
-__all__ = ["EventRecords", "as_list", "event_from_record"]
+__all__ = ["EventRecords", "as_list", "event_from_draft", "event_from_record"]
 
 _FIELDS_SET = {"v", "seq", "type", "at", "data"}
 _new = object.__new__
@@ -42,6 +42,19 @@ def event_from_record(record: dict[str, Any]) -> Event:
     _set(event, "__pydantic_extra__", None)
     _set(event, "__pydantic_private__", None)
     return event
+
+
+def event_from_draft(seq: int, draft: EventDraft, checked: bool) -> Event:
+    """The event ``draft`` becomes at ``seq``; a checked draft's is not validated again.
+
+    ``checked``: ``draft`` is a :class:`~skillnb.core.records.CheckedDraft`. Other drafts are
+    validated anew: their data may have changed since they were made.
+    """
+    if checked:
+        fields = {"v": RECORD_VERSION, "seq": seq, "type": draft.type, "at": draft.at}
+        fields["data"] = {**draft.data}
+        return event_from_record(fields)
+    return Event(seq=seq, type=draft.type, at=draft.at, data=draft.data)
 
 
 class EventRecords(Sequence[Event]):

@@ -30,8 +30,8 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillnb.core.closing import Closing
-from skillnb.core.eventrecords import event_from_record
-from skillnb.core.records import RECORD_VERSION, CheckedDraft, Event, EventDraft, RunState
+from skillnb.core.eventrecords import event_from_draft
+from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.blobs import blob_ref, check_blob_ref
 from skillnb.store.journal import event_text
@@ -54,18 +54,6 @@ _HEAD = "SELECT coalesce(max(seq), 0) FROM skillnb_events WHERE run = %s"
 _HISTORY_PAGE = 2000
 _CONTENDED = 16
 """Appends after a refusal that answer their own refusal (others write to this run too)."""
-
-
-def _event(seq: int, draft: EventDraft, checked: bool) -> Event:
-    """The event ``draft`` becomes at ``seq``; a checked draft's is not validated again.
-
-    Other drafts are validated anew: their data may have changed since they were made.
-    """
-    if checked:
-        fields = {"v": RECORD_VERSION, "seq": seq, "type": draft.type, "at": draft.at}
-        fields["data"] = {**draft.data}
-        return event_from_record(fields)
-    return Event(seq=seq, type=draft.type, at=draft.at, data=draft.data)
 
 
 class _Speculation:
@@ -292,7 +280,7 @@ class PostgresStore(Closing):
         """
         checked = [type(d) is CheckedDraft for d in drafts]
         events = [
-            _event(expected_version + i, d, c)
+            event_from_draft(expected_version + i, d, c)
             for i, (d, c) in enumerate(zip(drafts, checked, strict=True), start=1)
         ]
         # The journal's own encoding: same JSON and size checks, same text as a sidecar line

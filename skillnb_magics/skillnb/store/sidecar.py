@@ -39,8 +39,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
-from skillnb.core.eventrecords import event_from_record
-from skillnb.core.records import RECORD_VERSION, CheckedDraft, Event, EventDraft, RunState
+from skillnb.core.eventrecords import event_from_draft
+from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, SkillnbWarning, StoreCorrupted
 from skillnb.store.appender import Appender
 from skillnb.store.blobs import BlobFolder
@@ -79,18 +79,6 @@ def _after(events: Sequence[Event], version: int) -> Sequence[Event]:
     """The events of ``events`` (numbered one after the other) with ``seq > version``."""
     skip = version - events[0].seq + 1 if events else 0
     return events[skip:] if skip > 0 else events
-
-
-def _event(seq: int, draft: EventDraft, checked: bool) -> Event:
-    """The event ``draft`` becomes at ``seq``; a checked draft's is not validated again.
-
-    Other drafts are validated anew: their data may have changed since they were made.
-    """
-    if checked:
-        fields = {"v": RECORD_VERSION, "seq": seq, "type": draft.type, "at": draft.at}
-        fields["data"] = {**draft.data}
-        return event_from_record(fields)
-    return Event(seq=seq, type=draft.type, at=draft.at, data=draft.data)
 
 
 def _created_run(drafts: Sequence[EventDraft]) -> str | None:
@@ -339,7 +327,7 @@ class SidecarStore(Closing):
                 return []
             checked = [type(d) is CheckedDraft for d in drafts]
             events = [
-                _event(head + i, d, c)
+                event_from_draft(head + i, d, c)
                 for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
             ]
             data = encode_events(events, checked)
