@@ -155,6 +155,25 @@ def test_a_read_only_role_reads_and_gets_a_clear_error_on_writing(pg_server: PgS
     assert reader.fact("budget").value == 5
 
 
+def test_a_writer_without_superuser_rights_completes_batch_items(pg_server: PgServer) -> None:
+    name = run_name("plain-writer")
+    open_run(store=pg_server.url, name=name, memory=False).formalize("ready", True)
+    role = f"writer_{name.rsplit('/', 1)[1]}"
+    pg_server.sql(
+        f"CREATE ROLE {role} LOGIN PASSWORD 'hunter2-rw' NOSUPERUSER; "
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}; "
+        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}"
+    )
+    url = pg_server.url_for("postgres", user=role, password="hunter2-rw")  # noqa: S106
+    writer = open_run(store=url, name=name, memory=False)
+    done = list(writer.items("tickets", ["a", "b", "c"]))  # each completion waits for the disk
+    assert done == ["a", "b", "c"]
+    again = open_run(store=pg_server.url, name=name, memory=False)
+    assert again.journal.refresh().batches["tickets"].done == ["a", "b", "c"]
+    writer.close()
+    again.close()
+
+
 def _now():  # type: ignore[no-untyped-def]
     from datetime import UTC, datetime
 
