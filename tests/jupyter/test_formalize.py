@@ -11,6 +11,7 @@ from shellkit import RaisingShell, bundles, cell, last, last_volatile
 
 from skillnb.errors import UncertainStep
 from skillnb.jupyter.extension import current_run
+from skillnb.jupyter.failure import BodySyntaxError
 from skillnb.jupyter.magics import FACT_KINDS, SkillnbMagics, formalize_source_hash
 
 MIME = "application/vnd.skillnb.v1+json"
@@ -282,6 +283,28 @@ def test_skillnb_warnings_in_a_cell_become_its_note_whatever_the_filters(ip: Rai
         cell(ip, "%%formalize x\nobject()")  # no encoder: an UnrestorableValueWarning
     assert last(ip)[MIME]["status"] == "warning"
     assert "no JSON encoding" in last(ip)["text/plain"]
+
+
+@pytest.mark.parametrize(
+    ("magic", "body"),
+    [("%%formalize x", "1 +"), ("%%gate --name g", "1 +"), ("%%formalize x", "  x = 1\n x")],
+)
+def test_a_body_that_does_not_parse_is_shown_once_and_records_nothing(
+    ip: RaisingShell, capsys: pytest.CaptureFixture[str], magic: str, body: str
+) -> None:
+    with pytest.raises(BodySyntaxError) as raised:
+        cell(ip, f"{magic}\n{body}\n")
+    assert isinstance(raised.value.syntax_error, SyntaxError)
+    lines = raised.value._render_traceback_()  # type: ignore[attr-defined]
+    assert len(lines) == 1
+    assert "does not parse" in lines[0]
+    assert "line 2" in lines[0]
+    shown = capsys.readouterr()
+    assert (shown.out + shown.err).count("Error:") == 1  # IPython's display, not a second one
+    assert "cellexec.py" not in shown.out + shown.err  # no SKILL.nb frames
+    run = current_run(ip)
+    assert run.fact("x") is None
+    cell(ip, f"{magic}\n1\n")  # mended: runs, nothing uncertain left behind
 
 
 def test_the_magic_line_expands_names_from_the_namespace(ip: RaisingShell) -> None:

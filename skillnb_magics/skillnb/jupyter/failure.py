@@ -15,9 +15,30 @@ from typing import TypeVar
 
 from skillnb.errors import GateBlocked, SkillnbError, WaitingForApproval
 
-__all__ = ["explain", "shorten", "travelling"]
+__all__ = ["BodySyntaxError", "explain", "not_parsed", "shorten", "travelling"]
 
 E = TypeVar("E", bound=BaseException)
+
+
+class BodySyntaxError(Exception):
+    """A magic cell's body does not parse; IPython has shown its ``SyntaxError`` above.
+
+    Not a ``SyntaxError`` itself: IPython shows every ``SyntaxError`` that ends a cell in full
+    (its ``_render_traceback_`` is not asked), so the magic's own frames would follow the
+    error the user already saw. The original is the ``syntax_error`` attribute.
+    """
+
+    def __init__(self, message: str, syntax_error: SyntaxError) -> None:
+        super().__init__(message)
+        self.syntax_error = syntax_error
+
+
+def not_parsed(what: str, error: SyntaxError) -> BodySyntaxError:
+    """The error that ends a magic cell ``what`` whose body does not parse (shown above)."""
+    line = f", line {error.lineno}" if error.lineno is not None else ""
+    detail = f"{type(error).__name__}: {error.msg}{line}"
+    message = f"{what}: nothing recorded, the cell does not parse ({detail}; see above)"
+    return shorten(BodySyntaxError(message, error), [f"⛔ {message}"])
 
 
 def shorten(exc: E, lines: list[str]) -> E:

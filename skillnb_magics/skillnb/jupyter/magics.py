@@ -25,7 +25,7 @@ from IPython.utils.text import DollarFormatter
 from skillnb.core.summary import facts_needed
 from skillnb.errors import GateBlocked, RunReplaced, SkillnbError
 from skillnb.jupyter import cellexec, commands, outcomes
-from skillnb.jupyter.failure import explain, shorten, travelling
+from skillnb.jupyter.failure import explain, not_parsed, shorten, travelling
 from skillnb.jupyter.mirror import cell_text
 from skillnb.jupyter.session import NotebookSession
 from skillnb.service.wait import wait_from_env, wait_seconds
@@ -170,6 +170,8 @@ class SkillnbMagics(Magics):
         except BaseException as exc:
             if exc is not self._shown:
                 raise
+            if isinstance(exc, SyntaxError):
+                raise not_parsed(what, exc) from None
             raise shorten(
                 exc, [f"⛔ {what}: nothing recorded (the cell raised, see above)"]
             ) from None
@@ -225,8 +227,8 @@ class SkillnbMagics(Magics):
             return
         capture = "stdout" if args.stdout else "last"
         body = self._body(cell)
-        if capture == "last" and not args.var and not body.ends_with_expression():
-            raise UsageError(_NO_EXPRESSION)
+        if capture == "last" and not args.var and body.ends_with_expression() is False:
+            raise UsageError(_NO_EXPRESSION)  # a body that does not parse fails when it runs
         with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
             run = self.session.run
             inputs = self._inputs(body, args.key, run)
