@@ -8,13 +8,14 @@ PostgreSQL by counting the completion statements and the events written.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
 from pg import PgServer, run_name
-from skillnb.run import open_run
+from skillnb.run import Run, open_run
 
 
 def _completions(sent: list[str]) -> int:
@@ -22,13 +23,19 @@ def _completions(sent: list[str]) -> int:
     return sum(s.startswith("WITH k AS MATERIALIZED") and "UPDATE skillnb_items" in s for s in sent)
 
 
-def test_a_completion_after_another_writer_is_not_refused(
-    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    name = run_name("catch-up")
+def _consuming(pg_server: PgServer, prefix: str) -> tuple[str, Run, Iterator[str]]:
+    """A new team run, and its consumer of batch ``tickets`` (a, b, c) holding ``a``."""
+    name = run_name(prefix)
     run = open_run(store=pg_server.url, name=name, memory=False)
     items = iter(run.items("tickets", ["a", "b", "c"]))
     assert next(items) == "a"
+    return name, run, items
+
+
+def test_a_completion_after_another_writer_is_not_refused(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, run, items = _consuming(pg_server, "catch-up")
     other = open_run(store=pg_server.url, name=name, memory=False)
     other.formalize("k", 1)  # the run moves on: the consumer's journal is one behind
     other.formalize("k", 2)
@@ -56,10 +63,7 @@ def test_a_completion_after_another_writer_is_not_refused(
 def test_a_completion_that_fails_gives_back_the_item_it_took_first(
     pg_server: PgServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name = run_name("give-back")
-    run = open_run(store=pg_server.url, name=name, memory=False)
-    items = iter(run.items("tickets", ["a", "b", "c"]))
-    assert next(items) == "a"
+    name, run, items = _consuming(pg_server, "give-back")
 
     def refuse(*_args: Any, **_kwargs: Any) -> Any:
         raise OSError("the completion failed")
