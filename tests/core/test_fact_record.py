@@ -15,10 +15,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from skillnb.core.limits import InvalidName
-from skillnb.core.records import Fact
+from skillnb.core.records import Fact, json_time
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
-from skillnb.service import facts as facts_module
 from skillnb.service import journal as journal_module
 from skillnb.store import codec
 
@@ -164,4 +163,4 @@ def test_a_facts_time_is_written_as_the_fact_model_writes_it(zone: tzinfo | None
         for year in (1, 999, 2026, 9999):
             at = datetime(year, 3, 29, 2, 30, 15, micro, tzinfo=zone)
             expected = Fact(key="k", version=1, at=at).model_dump(mode="json")["at"]
-            assert facts_module._json_time(at) == expected, repr(at)
+            assert json_time(at) == expected, repr(at)

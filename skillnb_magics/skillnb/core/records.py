@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from functools import partial
 from itertools import islice
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
 
 __all__ = [
     "FACT_KINDS",
@@ -38,6 +39,7 @@ __all__ = [
     "RunState",
     "Step",
     "built",
+    "json_time",
     "replaced",
 ]
 
@@ -217,6 +219,23 @@ def replaced(record: _Built, **changes: Any) -> _Built:
     fields = record.__dict__.copy()
     fields.update(changes)
     return built(type(record), fields, record.__pydantic_fields_set__ | changes.keys())
+
+
+_pydantic_json_time = partial(TypeAdapter(datetime).serializer.to_python, mode="json")
+
+
+def json_time(at: datetime) -> str:
+    """``at`` as a record's ``model_dump(mode="json")`` writes it (``...Z`` for UTC).
+
+    That is ``isoformat()`` with ``Z`` for a zero offset, for every offset of whole minutes
+    (and none); pydantic itself writes an offset with seconds, which no real zone has had
+    since 1972.
+    """
+    offset = at.utcoffset()
+    if offset is not None and (offset.seconds % 60 or offset.microseconds):
+        return str(_pydantic_json_time(at))
+    text = at.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 class Event(_Record):

@@ -466,8 +466,11 @@ def _apply_one(state: RunState, event: Event) -> RunState:
     views = private.get("_views") if private else None
     if views is not None:
         views.note(event)
-    changed = {"version": event.seq, "updated_at": event.at}
-    changed["last_operation"] = describe_event(event)
+    changed = {
+        "version": event.seq,
+        "updated_at": event.at,
+        "last_operation": describe_event(event),
+    }
     state.__dict__.update(changed)  # as assigning each field does, at a third of the cost
     state.__pydantic_fields_set__.update(changed)
     return state

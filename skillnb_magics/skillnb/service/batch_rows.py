@@ -122,8 +122,8 @@ class RowCursor:
 
     def _take(self, current: str | None) -> str | None:
         owner = process_owner()
-        skip = self._foreign if current is None else self._foreign | {current}
         while True:
+            skip = self._foreign if current is None else self._foreign | {current}
             after = self.claims.journal.state.version
             taken = self.rows.take(owner.id, owner.describe(), self.claims.lease, skip, after=after)
             if taken is None:
@@ -135,7 +135,6 @@ class RowCursor:
             if taken in self._mine:
                 return taken
             self._foreign.add(taken)  # another loop's item: give it back, never run it
-            skip = self._foreign if current is None else self._foreign | {current}
             self.rows.release(taken, owner.id)
 
     def _held_elsewhere(self) -> tuple[dict[str, str], bool]:

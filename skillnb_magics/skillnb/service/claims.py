@@ -22,7 +22,15 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
-from skillnb.core.records import RECORD_VERSION, Claim, EventDraft, JsonValue, Owner, RunState
+from skillnb.core.records import (
+    RECORD_VERSION,
+    Claim,
+    EventDraft,
+    JsonValue,
+    Owner,
+    RunState,
+    json_time,
+)
 from skillnb.errors import SkillnbError
 from skillnb.service.journal import RunJournal
 from skillnb.service.owner import claim_held, process_owner
@@ -78,16 +86,12 @@ class Claims:
     def new_dump(self, key: str) -> dict[str, JsonValue]:
         """``new(key).model_dump(mode="json")``, built directly (a claim per step cell)."""
         now = self.journal.clock()
-        until = now + timedelta(seconds=self.lease)
-        since_text, until_text = _json_time(now), _json_time(until)
-        if since_text is None or until_text is None:  # a zone pydantic writes its own way
-            return self.new(key).model_dump(mode="json")
         return {
             "v": RECORD_VERSION,
             "key": key,
             "owner": _owner_dump(),
-            "since": since_text,
-            "until": until_text,
+            "since": json_time(now),
+            "until": json_time(now + timedelta(seconds=self.lease)),
         }
 
     def taken(self, key: str) -> EventDraft:
@@ -168,15 +172,6 @@ class Claims:
             yield beat
         finally:
             beat.stop()
-
-
-def _json_time(moment: datetime) -> str | None:
-    """``moment`` as pydantic writes it in JSON, or ``None`` when unsure (no whole-minute zone)."""
-    offset = moment.utcoffset()
-    if offset is None or offset.seconds % 60 or offset.microseconds:
-        return None
-    text = moment.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 _owner: tuple[Owner, dict[str, JsonValue]] | None = None

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from functools import partial
 from typing import Any
 
-from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from skillnb.core.limits import check_key, check_text
@@ -24,6 +22,7 @@ from skillnb.core.records import (
     Fact,
     FactKind,
     RunState,
+    json_time,
 )
 from skillnb.errors import SkillnbError
 from skillnb.service.journal import RunJournal
@@ -60,7 +59,7 @@ def write_fact(
     encoded = codec.encode(value, journal.store, **journal.codec_options())
     stored_value = encoded.value if encoded.plain else to_jsonable_python(encoded.value)
     at = journal.clock()
-    at_json = _json_time(at)
+    at_json = json_time(at)
 
     def make(state: RunState) -> list[EventDraft]:
         previous = state.facts.get(key)
@@ -106,19 +105,3 @@ def _check_fields(
     for what, text in (("cell id", cell_id), ("source hash", source_hash)):
         if text is not None and not isinstance(text, str):
             raise SkillnbError(f"a fact's {what} must be a string, not {type(text).__name__}")
-
-
-_pydantic_json_time = partial(TypeAdapter(datetime).serializer.to_python, mode="json")
-
-
-def _json_time(at: datetime) -> str:
-    """A time as ``Fact.model_dump(mode="json")`` writes it (``...Z`` for UTC).
-
-    That is ``isoformat()`` with ``Z`` for a zero offset, for every offset of whole minutes;
-    pydantic itself writes an offset with seconds (which no real zone has had since 1972).
-    """
-    offset = at.utcoffset()
-    if offset is not None and (offset.seconds % 60 or offset.microseconds):
-        return str(_pydantic_json_time(at))
-    text = at.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text

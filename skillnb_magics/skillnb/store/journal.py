@@ -192,11 +192,8 @@ def event_text(event: Event, checked: bool = False) -> bytes:
 
 
 def _sealed_line(event: Event, more: bool, checked: bool) -> bytes:
-    body = _event_json(event, checked)
-    if more:
-        line = _seal(body[:-1] + _MORE)
-    else:  # the checksum of the content and its closing brace: of the body as it is
-        line = b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
+    body = _event_json(event, checked)[:-1]
+    line = _seal(body + _MORE if more else body)
     if len(line) - 1 > MAX_LINE_BYTES:
         raise EventRejected(
             f"event {event.seq} ({event.type}) is {len(line) - 1} bytes as a journal line, over "

@@ -317,9 +317,7 @@ class PostgresStore(Closing):
             return expected_version + len(lines)
 
         with self._mutex:
-            if self._closed:
-                self._check_open()
-            head = self._session.run(write, recover=recover)
+            head = self._call(write, recover)
             self._known = head
             if self._locked_head is not None:
                 self._locked_head = head

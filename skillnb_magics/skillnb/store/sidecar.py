@@ -182,7 +182,6 @@ class SidecarStore(Closing):
         run's id in its header. A reader only: nothing is created or changed.
         """
         with self._mutex:
-            self._check_open()
             self._refresh()
             if not self._tail.missing:
                 self._notice_torn()
@@ -217,12 +216,14 @@ class SidecarStore(Closing):
             self._appender.settle()
 
     def _refresh(self) -> None:
-        """Catch the tail up with the journal, once per hold of the lock.
+        """Refuse a closed store; catch the tail up with the journal, once per hold of the lock.
 
         While this object holds the lock nobody else can change the journal (every writer and
         every compaction takes the lock first), so one ``lstat`` after taking it is enough for
         the whole read-validate-append sequence; without the lock, each call looks again.
         """
+        if self._closed:
+            self._check_open()
         if not self._fresh or self._tail.identity is None:  # None: no journal, or forgotten
             self._tail.refresh()
             self._fresh = self._lock.held
@@ -230,7 +231,6 @@ class SidecarStore(Closing):
     def head(self) -> int:
         """Return the latest committed version: a ``stat`` of the journal, plus any new bytes."""
         with self._mutex:
-            self._check_open()
             self._refresh()
             if self._tail.missing:
                 return self._snapshot_version()
@@ -265,7 +265,6 @@ class SidecarStore(Closing):
     def read_since(self, version: int) -> list[Event] | None:
         """Return events with ``seq > version``; ``None`` when compaction archived some."""
         with self._mutex:
-            self._check_open()
             self._refresh()
             if self._tail.missing:
                 return [] if version >= self._snapshot_version() else None
@@ -283,10 +282,7 @@ class SidecarStore(Closing):
         when the journal ends before ``version`` (another, shorter run, or none).
         """
         with self._mutex:
-            if self._closed:
-                self._check_open()
-            if not self._fresh or self._tail.identity is None:
-                self._refresh()
+            self._refresh()
             tail = self._tail
             if tail.missing:
                 snapshot = self._read_snapshot()
@@ -388,10 +384,7 @@ class SidecarStore(Closing):
     def live_bytes(self) -> int:
         """Bytes of committed lines in the live journal (what compaction would archive)."""
         with self._mutex:
-            if self._closed:
-                self._check_open()
-            if not self._fresh or self._tail.identity is None:
-                self._refresh()
+            self._refresh()
             return self._tail.end
 
     def snapshot_bytes(self) -> int:
@@ -400,10 +393,7 @@ class SidecarStore(Closing):
         # replaces it with a new file; so while it is the same file (kept open by the tail, its
         # inode cannot be reused), the size measured beside it still holds.
         with self._mutex:
-            if self._closed:
-                self._check_open()
-            if not self._fresh or self._tail.identity is None:
-                self._refresh()
+            self._refresh()
             tail = self._tail
             seen = (tail.identity, tail.base)
             if self._snapshot_size is not None and self._snapshot_size[0] == seen:
