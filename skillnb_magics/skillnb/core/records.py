@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from functools import partial
-from itertools import islice
+from itertools import filterfalse, islice
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
@@ -431,6 +431,17 @@ class Batch(_Record):
         self.done.append(key)
         sets.finished.add(key)
         sets.done_n += 1
+
+    def mark_all_done(self, keys: list[str]) -> None:
+        """:meth:`mark_done` of each of ``keys`` in turn, in a few C-level passes (O(len(keys)))."""
+        sets = self._index()
+        new = list(filterfalse(sets.seen.__contains__, dict.fromkeys(keys)))  # first-seen order
+        self.items.extend(new)
+        sets.seen.update(new)
+        sets.seen_n += len(new)
+        self.done.extend(keys)
+        sets.finished.update(keys)
+        sets.done_n += len(keys)
 
     def is_done(self, key: str) -> bool:
         """True when ``key`` is done (O(1))."""

@@ -51,12 +51,12 @@ change nothing in the state.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from itertools import count
 from typing import Any
 
 from pydantic import ValidationError
 
 from skillnb.core.claims import item_claim_key, step_claim_key
+from skillnb.core.columnfold import fold_columns
 from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.records import (
@@ -105,9 +105,6 @@ def _bound(state: RunState, e: Event) -> None:
 
 _validate_fact = Fact.__pydantic_validator__.validate_python
 _validate_step = Step.__pydantic_validator__.validate_python
-
-
-_FACT_TYPE = "fact.formalized"
 
 
 def _fact(state: RunState, e: Event) -> None:
@@ -425,35 +422,28 @@ def _fold_records(
 
     The same as folding ``events`` (numbered one after the other) one by one, but an event
     is built only when a fold reads it: a fact's latest version, an event of a type that
-    changes the state and is not folded from its data alone. One pass, each event's type
-    and data read from their columns: a replay is bound by touching each event's objects,
-    so each is touched once.
+    changes the state and is not folded from its data alone. The commonest events are
+    folded straight from the columns (:func:`~skillnb.core.columnfold.fold_columns`); the
+    rest here, one at a time.
     """
     first = state.version
     if events and events.seqs[0] != first + 1:
         raise MalformedEvent(f"event {events.seqs[0]} follows version {first}")
     latest: dict[str, int] = {}  # the index of each key's latest fact, in first-seen order
     folds = _RECORD_FOLDS
-    at = 0
+
+    def fold_at(at: int, kind: str, data: dict[str, Any]) -> None:
+        if (fold := folds.get(kind)) is not None:
+            try:
+                fold(state, first + 1 + at, data)
+            except (KeyError, TypeError, ValueError, ValidationError) as exc:
+                raise MalformedEvent(f"event {first + 1 + at} ({kind}): {exc}") from exc
+        elif kind in _FOLDS:
+            _fold_one(state, events[at])
+
     try:
-        for at, kind, data in zip(count(), events.types, events.data):
-            if kind == _FACT_TYPE:
-                stored = data.get("fact")
-                key = stored.get("key") if type(stored) is dict else None
-                if type(key) is str:
-                    latest[key] = at
-                    continue
-            if (fold := folds.get(kind)) is not None:
-                try:
-                    fold(state, first + 1 + at, data)
-                except (KeyError, TypeError, ValueError, ValidationError) as exc:
-                    seq = first + 1 + at
-                    raise MalformedEvent(f"event {seq} ({kind}): {exc}") from exc
-            elif kind in _FOLDS:
-                _fold_one(state, events[at])
-        at = len(events)
+        fold_columns(state, events, latest, done, fold_at)
     finally:
-        done[0] = at
         facts.update((key, events[i]) for key, i in latest.items())
 
 
