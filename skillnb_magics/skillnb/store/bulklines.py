@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 from zlib import crc32
 
 from skillnb.core.eventrecords import EventRecords
-from skillnb.store.fastline import parse_joined
+from skillnb.store.fastline import beyond_64_bits, parse_run
 
 __all__ = ["Plain", "plain_records"]
 
@@ -58,6 +58,8 @@ _INT, _STR, _DICT = {int}, {str}, {dict}
 _OPENERS = bytes(0x7B if b == 0x5B else b for b in range(256))  # "[" counts as "{"
 _NOT_OPENERS = bytes(b for b in range(256) if b not in b"{[\n")
 _plus_one = (1).__add__
+_CHUNK = 1 << 18
+"""About how many bytes :func:`_deep_or_long` looks at a time (whole lines)."""
 
 
 class Plain(NamedTuple):
@@ -71,12 +73,36 @@ class Plain(NamedTuple):
     """How many of the records are committed (up to the last line without ``more``)."""
 
 
-def _too_long_or_deep(head: bytes, lines: list[bytes], max_bytes: int, depth: int) -> bool:
-    """True when a line is longer than ``max_bytes`` or has more than ``depth`` brackets."""
-    if len(head) > max_bytes and max(map(len, lines)) > max_bytes:
-        return True
-    # Keep only brackets (as "{") and newlines: a line with too many brackets is a long run.
-    return b"{" * (depth + 1) in head.translate(_OPENERS, _NOT_OPENERS)
+def _lines(data: bytes, pos: int, end: int) -> list[bytes]:
+    """The lines of ``data[pos:end]`` (``end`` just past a newline), split in place.
+
+    ``data`` is split as a whole rather than copied from ``pos`` to ``end`` first: a journal
+    read has only a header line before ``pos`` and a torn tail after ``end``.
+    """
+    lines = data.split(b"\n")
+    before, after = data.count(b"\n", 0, pos), data.count(b"\n", end)
+    del lines[len(lines) - after - 1 :]
+    del lines[:before]
+    return lines
+
+
+def _deep_or_long(data: bytes, pos: int, end: int, depth: int) -> tuple[bool, bool]:
+    """Whether a line of ``data[pos:end]`` has more than ``depth`` brackets, and a long number.
+
+    Long: a run of 19 digits (:func:`~skillnb.store.fastline.beyond_64_bits`). The lines are
+    looked at :data:`_CHUNK` bytes of whole lines at a time, so that each chunk's copies
+    stay in the processor's caches rather than making copies as long as the journal.
+    """
+    run, long = b"{" * (depth + 1), False
+    while pos < end:
+        stop = data.find(b"\n", pos + _CHUNK, end) + 1 or end
+        chunk = data[pos:stop]
+        # Keep only brackets (as "{") and newlines: a line with too many is a long run.
+        if run in chunk.translate(_OPENERS, _NOT_OPENERS):
+            return True, long
+        long = long or beyond_64_bits(chunk)
+        pos = stop
+    return False, long
 
 
 def plain_records(
@@ -113,11 +139,13 @@ def plain_records(
         return Plain(
             EventRecords(range(first_seq, first_seq), [], [], [], version), [start + pos], 0
         )
-    head = data[pos : end - 1]
-    lines = head.split(b"\n")
-    if _too_long_or_deep(head, lines, max_bytes, depth):
+    lines = _lines(data, pos, end)
+    if end - pos > max_bytes and max(map(len, lines)) > max_bytes:
         return None
-    objs = parse_joined(head, parse, lines)
+    deep, long = _deep_or_long(data, pos, end, depth)
+    if deep:
+        return None
+    objs = parse_run(data, pos, end, lines, parse, long=long)
     if not objs:
         return None
     try:

@@ -28,7 +28,16 @@ from typing import Any
 from skillnb.core.eventrecords import event_from_record
 from skillnb.core.records import RECORD_VERSION, Event
 
-__all__ = ["HAVE_ORJSON", "fast_event", "line_event", "loads", "parse_joined", "parse_lines"]
+__all__ = [
+    "HAVE_ORJSON",
+    "beyond_64_bits",
+    "fast_event",
+    "line_event",
+    "loads",
+    "parse_joined",
+    "parse_lines",
+    "parse_run",
+]
 
 try:
     import orjson
@@ -169,6 +178,36 @@ def parse_joined(
     if type(objs) is not list or len(objs) != head.count(b"\n") + 1:
         return []
     return objs
+
+
+def beyond_64_bits(raw: bytes) -> bool:
+    """Whether ``raw`` has a run of 19 digits: an integer that orjson may read as a float."""
+    return _LONG in raw.translate(_DIGITS)
+
+
+def parse_run(
+    data: bytes,
+    pos: int,
+    end: int,
+    lines: list[bytes],
+    parse: Callable[[bytes], Any] | None = None,
+    *,
+    long: bool,
+) -> list[Any]:
+    """:func:`parse_joined` of ``data[pos : end - 1]``, split into ``lines`` already.
+
+    ``long``: whether those bytes have a run of 19 digits (:func:`beyond_64_bits`, which the
+    caller found): they are then parsed by the standard library, as with :func:`parse_joined`.
+    With orjson, each line is parsed on its own and no copy of the run is made.
+    """
+    if parse is None:
+        parse = _stdlib_loads if long or loads is not _orjson_loads else orjson.loads
+    if orjson is not None and parse is orjson.loads:
+        try:
+            return list(map(parse, lines))
+        except ValueError:  # orjson's decode error is a ValueError
+            return []
+    return parse_joined(data[pos : end - 1], parse)
 
 
 def line_event(
