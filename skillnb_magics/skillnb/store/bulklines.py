@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from functools import reduce
 from itertools import accumulate, repeat
@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 from zlib import crc32
 
 from skillnb.core.eventrecords import EventRecords
-from skillnb.store.fastline import beyond_64_bits, parse_run
+from skillnb.store.fastline import parse_run
 
 __all__ = ["Plain", "plain_records"]
 
@@ -59,7 +59,7 @@ _OPENERS = bytes(0x7B if b == 0x5B else b for b in range(256))  # "[" counts as 
 _NOT_OPENERS = bytes(b for b in range(256) if b not in b"{[\n")
 _plus_one = (1).__add__
 _CHUNK = 1 << 18
-"""About how many bytes :func:`_deep_or_long` looks at a time (whole lines)."""
+"""About how many bytes :func:`plain_records` reads at a time (whole lines): a few hundred lines."""
 
 
 class Plain(NamedTuple):
@@ -73,36 +73,14 @@ class Plain(NamedTuple):
     """How many of the records are committed (up to the last line without ``more``)."""
 
 
-def _lines(data: bytes, pos: int, end: int) -> list[bytes]:
-    """The lines of ``data[pos:end]`` (``end`` just past a newline), split in place.
+class _Part(NamedTuple):
+    """The checked columns of a chunk of lines."""
 
-    ``data`` is split as a whole rather than copied from ``pos`` to ``end`` first: a journal
-    read has only a header line before ``pos`` and a torn tail after ``end``.
-    """
-    lines = data.split(b"\n")
-    before, after = data.count(b"\n", 0, pos), data.count(b"\n", end)
-    del lines[len(lines) - after - 1 :]
-    del lines[:before]
-    return lines
-
-
-def _deep_or_long(data: bytes, pos: int, end: int, depth: int) -> tuple[bool, bool]:
-    """Whether a line of ``data[pos:end]`` has more than ``depth`` brackets, and a long number.
-
-    Long: a run of 19 digits (:func:`~skillnb.store.fastline.beyond_64_bits`). The lines are
-    looked at :data:`_CHUNK` bytes of whole lines at a time, so that each chunk's copies
-    stay in the processor's caches rather than making copies as long as the journal.
-    """
-    run, long = b"{" * (depth + 1), False
-    while pos < end:
-        stop = data.find(b"\n", pos + _CHUNK, end) + 1 or end
-        chunk = data[pos:stop]
-        # Keep only brackets (as "{") and newlines: a line with too many is a long run.
-        if run in chunk.translate(_OPENERS, _NOT_OPENERS):
-            return True, long
-        long = long or beyond_64_bits(chunk)
-        pos = stop
-    return False, long
+    types: Sequence[str]
+    times: list[datetime]
+    data: Sequence[dict[str, Any]]
+    mores: list[int]
+    lengths: list[int]
 
 
 def plain_records(
@@ -118,6 +96,11 @@ def plain_records(
     parse: Callable[[bytes], Any] | None = None,
 ) -> Plain | None:
     """Check and read the lines of ``data[pos:end]`` (``end`` just past a newline) at once.
+
+    The lines are read a chunk of :data:`_CHUNK` bytes at a time (whole lines): each check
+    of a chunk finds its bytes and the objects parsed from them still in the processor's
+    caches, where checking the whole journal at once would fetch them from memory again
+    for each check.
 
     Args:
         data: journal bytes.
@@ -135,41 +118,71 @@ def plain_records(
         ``first_seq``, ``first_seq + 1``, ...: read line by line then.
 
     """
-    if end <= pos:
-        return Plain(
-            EventRecords(range(first_seq, first_seq), [], [], [], version), [start + pos], 0
-        )
-    lines = _lines(data, pos, end)
-    if end - pos > max_bytes and max(map(len, lines)) > max_bytes:
+    types: list[str] = []
+    times: list[datetime] = []
+    values: list[dict[str, Any]] = []
+    mores: list[int] = []
+    lengths: list[int] = []
+    at, seq = pos, first_seq
+    while at < end:
+        stop = data.find(b"\n", at + _CHUNK, end) + 1 or end
+        part = _read_part(data[at:stop], seq, version, max_bytes, depth, parse)
+        if part is None:
+            return None
+        types += part.types  # while the chunk's objects are still in the caches
+        times += part.times
+        values += part.data
+        mores += part.mores
+        lengths += part.lengths
+        at, seq = stop, seq + len(part.lengths)
+    events = EventRecords(range(first_seq, seq), types, times, values, version)
+    try:
+        committed = len(mores) - mores[::-1].index(0)  # up to the last line without more
+    except ValueError:  # every line goes on (or there is none): nothing is committed yet
+        committed = 0
+    starts = list(accumulate(map(_plus_one, lengths), initial=start + pos))
+    return Plain(events, starts, committed)
+
+
+def _read_part(
+    chunk: bytes,
+    seq: int,
+    version: int,
+    max_bytes: int,
+    depth: int,
+    parse: Callable[[bytes], Any] | None,
+) -> _Part | None:
+    """Check and read ``chunk`` (whole lines, each with its newline), numbered from ``seq``."""
+    # Keep only brackets (as "{") and newlines: a line with too many is a long run of them.
+    if b"{" * (depth + 1) in chunk.translate(_OPENERS, _NOT_OPENERS):
         return None
-    deep, long = _deep_or_long(data, pos, end, depth)
-    if deep:
+    lines = chunk.split(b"\n")
+    lines.pop()  # after the last newline
+    lengths = list(map(len, lines))
+    if max(lengths) > max_bytes:
         return None
-    objs = parse_run(data, pos, end, lines, parse, long=long)
+    objs = parse_run(chunk, lines, parse)
     if not objs:
         return None
     try:
-        found = _check(objs, lines, first_seq, version)
+        found = _check(objs, lines, seq, version)
     except (TypeError, ValueError, KeyError):  # a missing field, a time that is not one
         return None
-    if found is None:
-        return None
-    starts = list(accumulate(map(_plus_one, map(len, lines)), initial=start + pos))
-    return found._replace(starts=starts)
+    return None if found is None else found._replace(lengths=lengths)
 
 
-def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> Plain | None:
+def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> _Part | None:
     """Check each line against its parsed object; gather the events' fields as columns.
 
-    Returns the events (``starts`` left empty), or ``None`` when a line is not a plain event
-    numbered ``seq``, ``seq + 1``, ...
+    Returns the events' columns (``lengths`` left empty), or ``None`` when a line is not a
+    plain event numbered ``seq``, ``seq + 1``, ...
 
     Each check is one pass over all the lines at C speed (``map`` of a built-in, a set, a
     list or a strided bytes comparison) rather than a Python loop over the lines: the same
-    checks as :func:`~skillnb.store.fastline.line_event` makes on one line. A long journal's
-    objects do not fit in the processor's caches, so no pass is made that another one
-    implies: a line that is not an object, or a time that is not text, fails ``len``, the
-    fields' ``itemgetter``, the join of the times or ``fromisoformat`` with a ``TypeError``.
+    checks as :func:`~skillnb.store.fastline.line_event` makes on one line. No pass is made
+    that another one implies: a line that is not an object, or a time that is not text,
+    fails ``len``, the fields' ``itemgetter``, the join of the times or ``fromisoformat``
+    with a ``TypeError``.
     """
     mores = _sealed(lines)  # 1: the line goes on
     # A line's bytes end with ``,"crc":"…"}`` (and ``,"more":true`` before it, when it goes
@@ -189,12 +202,7 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> Plain
     ):
         return None
     times = list(map(datetime.fromisoformat, ats))  # ValueError: not a time
-    events = EventRecords(range(seq, seq + len(seqs)), types, times, data, version)
-    try:
-        committed = len(mores) - mores[::-1].index(0)  # up to the last line without more
-    except ValueError:  # every line goes on: nothing is committed yet
-        committed = 0
-    return Plain(events, [], committed)
+    return _Part(types, times, data, mores, [])
 
 
 def _sealed(lines: list[bytes]) -> list[int] | None:

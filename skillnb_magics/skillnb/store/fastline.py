@@ -186,28 +186,21 @@ def beyond_64_bits(raw: bytes) -> bool:
 
 
 def parse_run(
-    data: bytes,
-    pos: int,
-    end: int,
-    lines: list[bytes],
-    parse: Callable[[bytes], Any] | None = None,
-    *,
-    long: bool,
+    chunk: bytes, lines: list[bytes], parse: Callable[[bytes], Any] | None = None
 ) -> list[Any]:
-    """:func:`parse_joined` of ``data[pos : end - 1]``, split into ``lines`` already.
+    """:func:`parse_joined` of ``chunk``: whole lines, each ending with a newline.
 
-    ``long``: whether those bytes have a run of 19 digits (:func:`beyond_64_bits`, which the
-    caller found): they are then parsed by the standard library, as with :func:`parse_joined`.
-    With orjson, each line is parsed on its own and no copy of the run is made.
+    ``lines`` is ``chunk`` split already: with orjson, each line is parsed on its own.
     """
-    if parse is None:
-        parse = _stdlib_loads if long or loads is not _orjson_loads else orjson.loads
+    if parse is None:  # orjson unless absent, or unless a number may be beyond 64 bits
+        exact = loads is not _orjson_loads or beyond_64_bits(chunk)
+        parse = _stdlib_loads if exact else orjson.loads
     if orjson is not None and parse is orjson.loads:
         try:
             return list(map(parse, lines))
         except ValueError:  # orjson's decode error is a ValueError
             return []
-    return parse_joined(data[pos : end - 1], parse)
+    return parse_joined(chunk[:-1], parse)
 
 
 def line_event(
