@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from skillnb.core.eventrecords import EventRecords
-from skillnb.core.records import Event, RunState
+from skillnb.core.records import Batch, Event, RunState
 from skillnb.core.state import MalformedEvent, apply_all
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -146,3 +146,47 @@ def _refused_in_turn(specs: list[Spec], seq: int, kind: str) -> None:
             apply_all(state, source)
         states.append(dumped(state))
     assert states[0] == states[1]
+
+
+def test_a_claimed_start_comes_after_the_items_done_before_it() -> None:
+    claim = {
+        "key": 'item:["docs","x"]',
+        "owner": {"host": "h", "pid": 1, "started": 0.0},
+        "since": NOW.isoformat(),
+        "until": NOW.isoformat(),
+    }
+    claimed = ("step.started", {"key": "s", "claim": claim})
+    before = same_state([*RERUNS[:5], claimed])  # "x" was done before the claim was taken
+    assert 'item:["docs","x"]' in before.claims
+    after = same_state([*RERUNS[:4], claimed, *RERUNS[4:]])  # and now after it
+    assert 'item:["docs","x"]' not in after.claims
+
+
+def test_items_of_several_batches_between_other_events_fold_as_in_turn() -> None:
+    specs: list[Spec] = [("run.created", {"run_id": "r"})]
+    for n in range(40):
+        specs.append(done(f"i{n % 13}", batch=f"b{n % 3}"))
+        if n % 7 == 0:
+            specs.append(("batch.declared", {"batch": f"b{n % 4}", "items": [f"i{n}", "new"]}))
+        if n % 5 == 0:
+            specs.extend([started(f"s{n}"), committed(f"s{n}")])
+    state = same_state(specs)
+    assert list(state.batches) == ["b0", "b1", "b2", "b3"]
+
+
+def test_marking_items_done_together_is_marking_them_in_turn() -> None:
+    keys = ["a", "b", "a", "c", "d", "b", "e"]
+    together, in_turn = Batch(name="n", items=["d", "z"]), Batch(name="n", items=["d", "z"])
+    together.mark_done("z")
+    in_turn.mark_done("z")
+    together.mark_all_done(keys)
+    for key in keys:
+        in_turn.mark_done(key)
+    assert together == in_turn
+    assert together.items == ["d", "z", "a", "b", "c", "e"]
+    assert together.done == ["z", *keys]
+    assert together.done_count == in_turn.done_count == 6
+    assert together.remaining() == in_turn.remaining() == []
+    together.mark_done("f")
+    assert together.is_done("f")
+    assert together.items[-1] == "f"
