@@ -82,6 +82,8 @@ READ_DEPTH = 192
 _CRC_KEY = b',"crc":"'
 _CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
 _MORE = b',"more":true'
+_FEW_LINES = 6  # fewer lines than this are read one by one (the whole-journal checks cost more)
+_FEW_LINES_BYTES = 1 << 16  # where they are counted
 _LINE_START = b'{"v":'  # every line the journal format ever had begins so
 _HEADER_START = b'{"v":%d,"base":' % RECORD_VERSION
 
@@ -434,9 +436,10 @@ def scan(
     """
     if header_allowed and not looks_like_journal(data):
         raise _not_a_journal(path, data, None)
-    plain = _scan_plain(data, path=path, start=start, next_seq=next_seq, header=header_allowed)
-    if plain is not None:
-        return plain
+    if data.count(b"\n", 0, _FEW_LINES_BYTES) >= _FEW_LINES:  # few lines: one by one is faster
+        plain = _scan_plain(data, path=path, start=start, next_seq=next_seq, header=header_allowed)
+        if plain is not None:
+            return plain
     return _scan_lines(
         data,
         path=path,
