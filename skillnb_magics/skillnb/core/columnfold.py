@@ -36,10 +36,7 @@ FACT = "fact.formalized"
 _STARTED = "step.started"
 _COMMITTED = "step.committed"
 _ITEM_DONE = "batch.item_done"
-_STEP_DEFAULTS = {
-    name: None if field.is_required() else field.get_default(call_default_factory=True)
-    for name, field in Step.model_fields.items()
-}
+_STEP_V = Step.model_fields["v"].default
 _STARTED_FIELDS = frozenset(
     ("key", "status", "source_hash", "cell_id", "idempotent", "owner", "started_seq")
 )
@@ -122,8 +119,8 @@ def _start(steps: dict[str, Step], seq: int, d: dict[str, Any]) -> bool:
         or get("claim") is not None
     ):
         return False
-    values = {
-        **_STEP_DEFAULTS,
+    values = {  # every field of a Step, in its order (the tests compare with validation's)
+        "v": _STEP_V,
         "key": key,
         "status": "started",
         "source_hash": source_hash,
@@ -131,6 +128,8 @@ def _start(steps: dict[str, Step], seq: int, d: dict[str, Any]) -> bool:
         "idempotent": bool(get("idempotent", False)),
         "owner": owner,
         "started_seq": seq,
+        "committed_seq": None,
+        "error": None,
     }
     steps[key] = built(Step, values, _STARTED_FIELDS)
     return True
@@ -144,7 +143,8 @@ def _commit(steps: dict[str, Step], claims: dict[str, Any], seq: int, d: dict[st
         return False
     if claims:
         claims.pop(step_claim_key(key), None)  # type: ignore[arg-type]  # key is text here
-    step.__dict__.update(status="committed", committed_seq=seq, error=None)
+    fields = step.__dict__
+    fields["status"], fields["committed_seq"], fields["error"] = "committed", seq, None
     step.__pydantic_fields_set__.update(_COMMITTED_FIELDS)
     return True
 
