@@ -80,7 +80,11 @@ def fold_columns(
                     latest[key] = at
                     continue
             elif kind == _ITEM_DONE:
-                if _gather(pending, data):
+                name, item = data.get("batch"), data.get("item")
+                if type(name) is str and type(item) is str:
+                    if (items := pending.get(name)) is None:
+                        items = pending[name] = []
+                    items.append(item)
                     continue
             elif kind == _STARTED:
                 if _start(steps, first + at, data):
@@ -93,18 +97,6 @@ def fold_columns(
     finally:
         done[0] = at
         _mark_done(state, pending)
-
-
-def _gather(pending: dict[str, list[str]], d: dict[str, Any]) -> bool:
-    """Keep a ``batch.item_done`` of text batch and item for later; ``False``: not one."""
-    name, item = d.get("batch"), d.get("item")
-    if type(name) is not str or type(item) is not str:
-        return False
-    items = pending.get(name)
-    if items is None:
-        items = pending[name] = []
-    items.append(item)
-    return True
 
 
 def _start(steps: dict[str, Step], seq: int, d: dict[str, Any]) -> bool:
