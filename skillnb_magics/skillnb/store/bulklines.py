@@ -2,10 +2,11 @@
 
 Nearly every journal is made of plain lines only: events of the current format written by
 this package, with their checksums, numbered one after the other. :func:`plain_records` reads
-such a run of lines in bulk: it splits the bytes once, measures line lengths and bracket
-depth over the whole run in a few C-level passes, parses every line in one parser call
-(:func:`~skillnb.store.fastline.parse_joined`), and then checks all the lines together, each
-check one pass over them at C speed (a ``map`` of a built-in, a set, list or strided bytes
+such a run of lines in bulk, a chunk of a few hundred whole lines at a time (so that each
+check finds the chunk's bytes and parsed objects still in the processor's caches): it splits
+the chunk once, looks at its line lengths and brackets in C-level passes, parses its lines
+(:func:`~skillnb.store.fastline.parse_run`), and then checks them together, each check one
+pass over them at C speed (a ``map`` of a built-in, a set, list or strided bytes
 comparison), never a Python loop over the lines:
 
 * each line's checksum, over its bytes, against the 8 hex digits its bytes end with, and
