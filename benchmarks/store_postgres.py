@@ -41,6 +41,8 @@ writes/s against 3,663 raw, claim + done with 4 consumers 268 items/s (claims we
 events under the run's lock). Schema version 2 (one PL/pgSQL call: lock, version row
 update, insert, listener lookup), a quiet moment: formalize 3.0x raw, append 2.4x; the
 server's CPU per append about 100 us above raw's, against about 30 us with version 3.
+Version 3 stored each event twice (the line and its payload as JSONB): 1,617 bytes of WAL
+per formalize against raw's 868; version 4 stores the line only: 935 bytes.
 """
 
 from __future__ import annotations
