@@ -34,6 +34,7 @@ __all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare", "tra
 
 _VALUE = "_skillnb_cell_value_"
 _MISSING = object()
+_UNKNOWN = object()
 _MUTED: dict[str, bool] = {}
 """Whether a body (transformed) ends with ``;``, by its text (it is tokenized once)."""
 _CACHED = 256
@@ -127,6 +128,7 @@ class Body:
         self._tree: ast.Module | None = None
         self._error: BaseException | None = None
         self._muted: bool | None = None
+        self._cached: cellcode.Parsed | object | None = _UNKNOWN
 
     @property
     def name(self) -> str:
@@ -164,8 +166,14 @@ class Body:
         """What this body's text gave before (parsed now the first time), or ``None``.
 
         ``None`` when it may not be cached, or does not parse (see
-        :mod:`skillnb.jupyter.cellcode`).
+        :mod:`skillnb.jupyter.cellcode`). Asked once per body: nothing of the user's runs
+        between the magic's look at its body and the run.
         """
+        if self._cached is _UNKNOWN:
+            self._cached = self._look_up()
+        return self._cached  # type: ignore[return-value]  # _UNKNOWN replaced just above
+
+    def _look_up(self) -> cellcode.Parsed | None:
         if self.failed is not None or self.needs_loop():
             return None
         try:

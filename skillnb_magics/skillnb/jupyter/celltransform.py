@@ -24,25 +24,35 @@ __all__ = ["install", "static", "uninstall"]
 
 _CACHED = 256
 """Texts kept (the oldest goes first)."""
-_STATIC: dict[tuple[str, tuple[int, ...]], str] = {}
+_STATIC: dict[tuple[str, tuple[object, ...]], str] = {}
 """Texts already through IPython's static transforms, by text and transforms installed."""
-_IPYTHONS: dict[tuple[int, ...], bool] = {}
+_IPYTHONS: dict[tuple[object, ...], bool] = {}
 """Whether each set of installed static transforms is IPython's own (cacheable)."""
 _OURS = re.compile(r"\s*%%(?:formalize|gate)(?:\s|$)")
 """A cell of ours: its first line that is not blank starts ``%%formalize`` or ``%%gate``."""
 
 
-def _key(shell: Any, manager: Any, raw: str) -> tuple[str, tuple[int, ...]] | None:
+def _key(shell: Any, manager: Any, raw: str) -> tuple[str, tuple[object, ...]] | None:
     """What the static transforms of ``raw`` depend on, or ``None``: do not cache."""
     if getattr(shell.transform_cell, "__func__", None) is not _stock()[0]:
         return None  # a shell that transforms its own way: ask it every time
     if type(manager).transform_cell is not _stock()[1]:
         return None
-    lists = (manager.cleanup_transforms, manager.line_transforms, manager.token_transformers)
-    installed = (id(manager), *(id(t) for transforms in lists for t in transforms))
-    known = _IPYTHONS.get(installed)
+    # The transforms themselves (not their ids, which a new object may take again).
+    installed = (
+        manager,
+        *manager.cleanup_transforms,
+        *manager.line_transforms,
+        *manager.token_transformers,
+    )
+    try:
+        known = _IPYTHONS.get(installed)
+    except TypeError:  # an unhashable transform: not IPython's
+        return None
     if known is None:  # a transform of the user's own may depend on more than the text
-        known = all(_from_ipython(t) for transforms in lists for t in transforms)
+        known = all(_from_ipython(t) for t in installed[1:])
+        if len(_IPYTHONS) >= _CACHED:
+            _IPYTHONS.pop(next(iter(_IPYTHONS)))
         _IPYTHONS[installed] = known
     return (raw, installed) if known else None
 
