@@ -96,6 +96,12 @@ def same_scan(data: bytes, **kwargs: Any) -> Scan:
     return fast
 
 
+@pytest.fixture(autouse=True)
+def bulk_even_for_few_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bulk reader reads even a few lines here (``scan`` reads fewer one by one)."""
+    monkeypatch.setattr(journal_module, "_FEW_LINES", 0)
+
+
 @pytest.fixture(params=["orjson", "stdlib"])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "orjson" and not fastline.HAVE_ORJSON:
@@ -416,3 +422,22 @@ def test_a_line_of_another_shape_is_refused_with_its_line(parser: str, content: 
     with pytest.raises(StoreCorrupted) as raised:
         scan(first + seal(content), path=PATH)
     assert raised.value.line == 2
+
+
+def test_a_few_lines_are_read_one_by_one_with_the_same_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Below ``_FEW_LINES`` lines, ``scan`` skips the bulk reader: same events, same bounds."""
+    data = encode_events(mixed_events(1)[:3])
+    bulk = scan(data, path=PATH)
+    assert isinstance(bulk.events, EventRecords)
+    monkeypatch.setattr(journal_module, "_FEW_LINES", 4)
+    few = scan(data, path=PATH)
+    assert not isinstance(few.events, EventRecords)  # read line by line
+    assert list(few.events) == list(bulk.events)
+    assert (few.offsets, few.end, few.lines, few.tail) == (
+        bulk.offsets,
+        bulk.end,
+        bulk.lines,
+        bulk.tail,
+    )

@@ -192,6 +192,39 @@ def test_head_and_read_since_read_only_new_bytes(
     reader.close()
 
 
+def test_each_reader_of_new_events_owns_what_it_gets(sidecar_dir: Path) -> None:
+    """The reader that catches up takes the events read; another gets its own, read again."""
+    writer, reader = SidecarStore(sidecar_dir), SidecarStore(sidecar_dir)
+    writer.append([draft("a", items=["x"])], expected_version=0)
+    assert reader.head() == 1
+    writer.append([draft("b", items=["y"]), draft("c", items=["z"])], expected_version=1)
+    assert reader.head() == 3  # read now, taken below
+    writer.append([draft("d", items=["w"])], expected_version=3)
+    first = reader.read_since(0) or []  # takes the events its refreshes read
+    assert [e.type for e in first] == ["a", "b", "c", "d"]
+    second = reader.read_since(1) or []  # none left unread: read again from the file
+    assert [e.type for e in second] == ["b", "c", "d"]
+    first[1].data["items"].append("changed by the first reader")
+    assert second[0].data["items"] == ["y"]
+    assert first[1] is not second[0]
+    assert [e.data for e in reader.read_since(1) or []] == [e.data for e in second]
+    writer.close()
+    reader.close()
+
+
+def test_events_read_by_two_refreshes_are_taken_together(sidecar_dir: Path) -> None:
+    writer, reader = SidecarStore(sidecar_dir), SidecarStore(sidecar_dir)
+    writer.append([draft("a")], expected_version=0)
+    assert reader.head() == 1
+    writer.append([draft("b")], expected_version=1)
+    assert reader.head() == 2
+    writer.append([draft("c")], expected_version=2)
+    assert [e.type for e in reader.catch_up(1, None) or []] == ["b", "c"]
+    assert reader.catch_up(3, None) == []
+    writer.close()
+    reader.close()
+
+
 def test_read_since_after_another_object_compacted(sidecar_dir: Path) -> None:
     writer, reader = SidecarStore(sidecar_dir), SidecarStore(sidecar_dir)
     writer.append([draft(), draft()], expected_version=0)

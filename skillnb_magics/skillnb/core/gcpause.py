@@ -12,8 +12,6 @@ collections look.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 __all__ = ["PROMOTE_AFTER", "gc_paused"]
 
@@ -24,19 +22,22 @@ Short pauses (a commit, catching up with a few events) never promote: young obje
 process, cyclic garbage included, keep being collected young."""
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
+class gc_paused:  # used as a function: ``with gc_paused():``
     """Run the body with the cyclic garbage collector off (reference counting goes on).
 
     Nesting and other threads are fine: the collector is turned back on only by the
-    outermost pause that found it on; at worst it comes back on early.
+    outermost pause that found it on; at worst it comes back on early. A class, not a
+    generator: short pauses (a commit, catching up with a few events) are frequent.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+
+    __slots__ = ("_enabled",)
+
+    def __enter__(self) -> None:
+        self._enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._enabled:
             if gc.get_count()[0] > PROMOTE_AFTER:
                 # A long load built this to stay: move it to the oldest generation at once
                 # (freeze then unfreeze splice lists, O(1)) instead of letting the next young

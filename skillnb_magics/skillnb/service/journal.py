@@ -135,7 +135,7 @@ class RunJournal:
         self._speculate: Callable[[], AbstractContextManager[None]] | None = _offered(
             store, "speculate"
         )
-        self._catch_up: Callable[[int, str | None], list[Event] | None] | None = _offered(
+        self._catch_up: Callable[[int, str | None], Sequence[Event] | None] | None = _offered(
             store, "catch_up"
         )
         self._sizes = (_offered(store, "live_bytes"), _offered(store, "snapshot_bytes"))
@@ -199,7 +199,7 @@ class RunJournal:
                 self._fold(new)
             return self.state
 
-    def _changes(self) -> list[Event] | None:
+    def _changes(self) -> Sequence[Event] | None:
         """What others committed after our version; ``None`` when we must load again.
 
         A store that offers ``catch_up(version, run_id)`` answers in one look (the sidecar);

@@ -82,6 +82,8 @@ READ_DEPTH = 192
 _CRC_KEY = b',"crc":"'
 _CRC_TAIL = len(_CRC_KEY) + 8 + 2  # ,"crc":" + 8 hex digits + "}
 _MORE = b',"more":true'
+_FEW_LINES = 6  # fewer lines than this are read one by one (the whole-journal checks cost more)
+_FEW_LINES_BYTES = 1 << 16  # where they are counted
 _LINE_START = b'{"v":'  # every line the journal format ever had begins so
 _HEADER_START = b'{"v":%d,"base":' % RECORD_VERSION
 
@@ -405,7 +407,6 @@ def _scan_plain(data: bytes, *, path: Path, start: int, next_seq: int, header: b
     )
 
 
-@gc_paused()  # a long journal builds many events that stay alive: no cycles to collect
 def scan(
     data: bytes,
     *,
@@ -434,17 +435,27 @@ def scan(
     """
     if header_allowed and not looks_like_journal(data):
         raise _not_a_journal(path, data, None)
-    plain = _scan_plain(data, path=path, start=start, next_seq=next_seq, header=header_allowed)
-    if plain is not None:
-        return plain
-    return _scan_lines(
-        data,
-        path=path,
-        start=start,
-        first_line=first_line,
-        next_seq=next_seq,
-        header_allowed=header_allowed,
-    )
+    if data.count(b"\n", 0, _FEW_LINES_BYTES) < _FEW_LINES:  # few lines: one by one is faster
+        return _scan_lines(
+            data,
+            path=path,
+            start=start,
+            first_line=first_line,
+            next_seq=next_seq,
+            header_allowed=header_allowed,
+        )
+    with gc_paused():  # a long journal builds many events that stay alive: no cycles to collect
+        plain = _scan_plain(data, path=path, start=start, next_seq=next_seq, header=header_allowed)
+        if plain is not None:
+            return plain
+        return _scan_lines(
+            data,
+            path=path,
+            start=start,
+            first_line=first_line,
+            next_seq=next_seq,
+            header_allowed=header_allowed,
+        )
 
 
 def _scan_lines(

@@ -39,7 +39,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
-from skillnb.core.eventrecords import event_from_draft
+from skillnb.core.eventrecords import as_list, event_from_draft
 from skillnb.core.records import CheckedDraft, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, SkillnbWarning, StoreCorrupted
 from skillnb.store.appender import Appender
@@ -271,9 +271,9 @@ class SidecarStore(Closing):
             self._notice_torn()
             if version < self._tail.base:
                 return None
-            return self._tail.events_after(version)
+            return as_list(self._tail.events_after(version))
 
-    def catch_up(self, version: int, run_id: str | None) -> list[Event] | None:
+    def catch_up(self, version: int, run_id: str | None) -> Sequence[Event] | None:
         """Events of run ``run_id`` with ``seq > version``, or ``None``: load again.
 
         One look at the journal answers what :meth:`read_since`, :meth:`run_id` and

@@ -7,6 +7,12 @@ committed line ends, the base and last sequence numbers, and where each event's 
 bytes when something was appended; when another process replaced the journal (compaction or
 repair) it re-reads the new, short file.
 
+Events another process appended are parsed once, when they are read, and kept only until a
+reader takes them (:meth:`JournalTail.events_after`): the reader that catches up gets those
+very objects, without a copy, and nothing in the tail holds them afterwards, so what a reader
+does with its events never shows in another's. A reader further behind, or a second one, gets
+its events parsed again from the file (from the page cache: a few microseconds a line).
+
 The file is checked with ``lstat`` at each refresh (the ``stat`` it needs anyway) and opened with
 ``O_NOFOLLOW``: a symlink in its place is :class:`~skillnb.errors.UnsafePath`, and ``guard`` (the
 store's check of its folders) runs each time a descriptor is opened, not at each read.
@@ -14,15 +20,11 @@ store's check of its folders) runs each time a descriptor is opened, not at each
 
 from __future__ import annotations
 
-import copy
 import os
 import stat
 from array import array
-from collections import deque
 from collections.abc import Callable, Sequence
-from itertools import islice
 from pathlib import Path
-from typing import Any
 
 from skillnb.core.records import Event
 from skillnb.errors import UnsafePath
@@ -31,7 +33,7 @@ from skillnb.store.journal import scan
 
 __all__ = ["JournalTail"]
 
-_RECENT = 1024  # events kept in memory for read_since callers that are a little behind
+_CHAINED = 256  # unread events kept across two reads (more: the older are read again if asked)
 
 
 def _read_from(fd: int, offset: int) -> bytes:
@@ -69,7 +71,8 @@ class JournalTail:
         self._header = 0
         self._lines = 0
         self._offsets = array("q")
-        self._recent: deque[Event] = deque(maxlen=_RECENT)
+        self._unread: Sequence[Event] = ()
+        """The events last read from the file that no reader took yet (the newest ones)."""
 
     @property
     def lines(self) -> int:
@@ -123,7 +126,7 @@ class JournalTail:
         self.end, self.size, self.tail_lines = found.end, found.end + found.tail, found.tail_lines
         self._lines = found.lines
         self._offsets = array("q", found.offsets)
-        self._recent = deque(found.events[-_RECENT:], maxlen=_RECENT)
+        self._unread = ()  # the caller takes these events
         return found.events
 
     def _forget(self) -> None:
@@ -133,7 +136,7 @@ class JournalTail:
         self.base = self.last = self.end = self.size = self.tail_lines = 0
         self._header = self._lines = 0
         self._offsets = array("q")
-        self._recent.clear()
+        self._unread = ()
 
     def _file(self) -> int:
         if self._fd is None:
@@ -145,23 +148,26 @@ class JournalTail:
         found = scan(
             data, path=self.path, start=self.end, first_line=self._lines + 1, next_seq=self.last + 1
         )
-        self._extend(found.events, found.offsets, cache=True)
+        events = found.events
+        if events:
+            # Appended to what no reader took yet, when they follow it (a refresh between
+            # two reads); otherwise the older ones are read from the file again if asked for.
+            unread = self._unread
+            together = len(unread) + len(events) <= _CHAINED
+            self._unread = [*unread, *events] if unread and together else events
+            self._extend(len(events), found.offsets)
         self.end, self.size, self.tail_lines = found.end, self.end + len(data), found.tail_lines
         self._lines += found.lines
 
-    def _extend(self, events: Sequence[Event], offsets: list[int], *, cache: bool) -> None:
-        if events:
-            self._offsets.extend(offsets)
-            self.last = events[-1].seq
-            if cache:
-                self._recent.extend(events)
-            else:
-                self._recent.clear()
+    def _extend(self, count: int, offsets: list[int]) -> None:
+        self._offsets.extend(offsets)
+        self.last += count
 
     def appended(self, events: list[Event], data: bytes) -> None:
         """Record that this process appended ``events`` as ``data`` at :attr:`end`."""
+        self._unread = ()  # no reader needs them: it would catch up from its own append
         if len(events) == 1:  # the usual append: one line
-            self._extend(events, [self.end], cache=False)
+            self._extend(1, [self.end])
             self.end = self.size = self.end + len(data)
             self._lines += 1
             return
@@ -169,17 +175,21 @@ class JournalTail:
         while pos < self.end + len(data):
             offsets.append(pos)
             pos = self.end + data.index(b"\n", pos - self.end) + 1
-        self._extend(events, offsets, cache=False)  # the caller holds these objects
+        self._extend(len(events), offsets)
         self.end = self.size = self.end + len(data)
         self._lines += len(events)
 
-    def events_after(self, version: int) -> list[Event]:
-        """Return committed events with ``seq > version`` (``base <= version`` required)."""
+    def events_after(self, version: int) -> Sequence[Event]:
+        """Return committed events with ``seq > version`` (``base <= version`` required).
+
+        The reader owns them: they are the events last read from the file, when they are what
+        it asks for and no reader took them yet, else parsed again from the file.
+        """
         if version >= self.last:
             return []
-        if self._recent and self._recent[0].seq <= version + 1:
-            start = version + 1 - self._recent[0].seq
-            return [_copied(e) for e in islice(self._recent, start, None)]
+        unread, self._unread = self._unread, ()
+        if unread and unread[0].seq <= version + 1:
+            return unread[version + 1 - unread[0].seq :]
         found = scan(
             self.committed_bytes(version + 1),
             path=self.path,
@@ -187,7 +197,7 @@ class JournalTail:
             first_line=version - self.base + 1 + self._header,
             next_seq=version + 1,
         )
-        return list(found.events)
+        return found.events
 
     def committed_bytes(self, first: int) -> bytes:
         """Read the committed lines from event ``first`` (``base < first <= last``) on."""
@@ -199,26 +209,3 @@ class JournalTail:
         if self._fd is None or self.size <= self.end:
             return b""
         return os.pread(self._fd, self.size - self.end, self.end)
-
-
-_IMMUTABLE = (str, int, float, bool, type(None))
-
-
-def _copied(event: Event) -> Event:
-    """A copy of a cached event that its reader may change without changing the cache.
-
-    An event's data is JSON (it was written as such), so copying its dicts and lists is a
-    deep copy, at a fifth of what ``copy.deepcopy`` costs; anything else is deep-copied.
-    """
-    return event.model_copy(update={"data": _copy_json(event.data)})
-
-
-def _copy_json(value: Any) -> Any:
-    kind = type(value)
-    if kind is dict:
-        return {key: _copy_json(item) for key, item in value.items()}
-    if kind is list:
-        return [_copy_json(item) for item in value]
-    if kind in _IMMUTABLE:
-        return value
-    return copy.deepcopy(value)
