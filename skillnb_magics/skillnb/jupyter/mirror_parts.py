@@ -8,6 +8,8 @@ the last few hundred in memory) say what changed: only ``fact.formalized`` chang
 :attr:`~skillnb.core.records.RunState.facts` (see :mod:`skillnb.core.state`), and only the
 events outside :data:`_KEEPS_PENDING` can change which approvals are pending. Anything else
 (another state object after a reload, events no longer in memory) rebuilds them whole.
+:func:`inert_text` (re-exported by :mod:`skillnb.jupyter.notebook_mirror`) makes the
+previews and messages safe to read back.
 """
 
 from __future__ import annotations
@@ -16,11 +18,27 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from skillnb.core.contract_mirror import ACTIVE_MARKUP, CONTROL_CHARS
 from skillnb.core.limits import MAX_KEY, name_problem
 from skillnb.core.records import Event, Fact, RunState
-from skillnb.jupyter.notebook_mirror import inert_text
 
-__all__ = ["mirror_parts"]
+__all__ = ["inert_text", "mirror_parts"]
+
+
+def inert_text(value: str, limit: int = 4000) -> str:
+    """Return ``value`` as text that :func:`check_mirror` accepts.
+
+    It is clipped to ``limit``, control characters become U+FFFD, and active markup is
+    defused (the ``<`` of ``<script`` becomes U+2039, the colon of ``javascript:`` U+2236).
+    Previews are display-only, so a fact holding, say, a scraped web page still gets a mirror
+    that reads back; keys and states are never altered.
+    """
+    text = CONTROL_CHARS.sub("\ufffd", value)
+    text = ACTIVE_MARKUP.sub(
+        lambda m: m.group(0).replace("<", "\u2039").replace(":", "\u2236"), text
+    )
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 _Entry = dict[str, Any] | None
 _entries: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], _Entry]] = (

@@ -32,14 +32,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from skillnb.core.contract_mirror import (
-    ACTIVE_MARKUP,
-    CONTROL_CHARS,
     MIRROR_VERSION,
     NotebookMirror,
 )
 from skillnb.core.records import RunState
 from skillnb.core.source import source_hash
 from skillnb.errors import SkillnbWarning
+from skillnb.jupyter.mirror_parts import inert_text, mirror_parts
 from skillnb.jupyter.notebook_file import cell_source
 
 if TYPE_CHECKING:
@@ -62,21 +61,6 @@ MAX_MIRROR_BYTES = 2_000_000
 
 class MirrorWarning(SkillnbWarning):
     """A notebook's ``metadata["skillnb"]`` (or a SKILL.nb output) was malformed and ignored."""
-
-
-def inert_text(value: str, limit: int = 4000) -> str:
-    """Return ``value`` as text that :func:`check_mirror` accepts.
-
-    It is clipped to ``limit``, control characters become U+FFFD, and active markup is
-    defused (the ``<`` of ``<script`` becomes U+2039, the colon of ``javascript:`` U+2236).
-    Previews are display-only, so a fact holding, say, a scraped web page still gets a mirror
-    that reads back; keys and states are never altered.
-    """
-    text = CONTROL_CHARS.sub("\ufffd", value)
-    text = ACTIVE_MARKUP.sub(
-        lambda m: m.group(0).replace("<", "\u2039").replace(":", "\u2236"), text
-    )
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def validate_mirror(raw: Any, *, origin: str) -> dict[str, Any] | None:
@@ -142,8 +126,6 @@ def build_mirror(run: Run, *, fresh: bool = True) -> dict[str, Any]:
     are rebuilt only where the events since the last mirror of this run changed them (the
     dicts are shared between mirrors: read-only).
     """
-    from skillnb.jupyter.mirror_parts import mirror_parts
-
     state = run.journal.refresh() if fresh else run.journal.state
     facts, pending = mirror_parts(run.journal, state)
     return {
