@@ -26,7 +26,12 @@ baseline measured in the same run:
   ``batch.item_done`` whose commit lets go of the run's lock before its disk flush), against
   one process alone; then with a body that sleeps 5 ms (the goal: four at least three times
   one). With an empty body the disk flushes of the completions set the pace whatever the
-  number of consumers (coinciding ones share an ``fsync``);
+  number of consumers (coinciding ones share an ``fsync``). The clock stops when the last
+  consumer reports that its loop ended; the same figure until the last process exited
+  (interpreter teardown, four at once on few cores) follows, and the appends refused per
+  item (a completion that lost the race to another consumer's, caught up and sent again);
+* ``formalize: WAL per write``: bytes of write-ahead log per formalize, and per raw insert
+  of the same data (each measured over writes of its own);
 * ``LangGraph PostgresSaver``: one step of a one-node graph adding a key to a dict channel,
   checkpointed by LangGraph's own PostgreSQL saver on the same server (a reference line).
 
@@ -36,6 +41,8 @@ writes/s against 3,663 raw, claim + done with 4 consumers 268 items/s (claims we
 events under the run's lock). Schema version 2 (one PL/pgSQL call: lock, version row
 update, insert, listener lookup), a quiet moment: formalize 3.0x raw, append 2.4x; the
 server's CPU per append about 100 us above raw's, against about 30 us with version 3.
+Version 3 stored each event twice (the line and its payload as JSONB): 1,617 bytes of WAL
+per formalize against raw's 868; version 4 stores the line only: 935 bytes.
 """
 
 from __future__ import annotations
@@ -145,15 +152,29 @@ def bench_append(url: str, raw: RawInsert) -> tuple[Pair, Pair]:
 
 
 class Cpu(NamedTuple):
-    """Mean CPU microseconds per write: this process's, and the server backend's."""
+    """Mean CPU microseconds per write (this process's, the server backend's), WAL bytes."""
 
     client: float
     server: float
+    wal: float
 
 
 def _backend_cpu(pid: int) -> float:
     """Seconds of CPU the server process ``pid`` used so far (Linux ``schedstat``, in ns)."""
     return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+
+
+def _wal(conn: psycopg.Connection[Any]) -> int:
+    """The server's write-ahead log position, in bytes."""
+    return int(conn.execute("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").fetchone()[0])  # type: ignore[index]
+
+
+def wal_per_write(conn: psycopg.Connection[Any], write: Callable[[int], None]) -> float:
+    """Mean bytes of write-ahead log per ``write``, over writes nobody else interleaves."""
+    before = _wal(conn)
+    for n in range(WRITES):
+        write(n)
+    return (_wal(conn) - before) / WRITES
 
 
 def bench_formalize(url: str) -> tuple[Pair, Cpu, Cpu]:
@@ -188,9 +209,10 @@ def bench_formalize(url: str) -> tuple[Pair, Cpu, Cpu]:
     raw.write = raw_write  # type: ignore[method-assign]
     pair = paired(write, raw, 10, WRITES)
     servers = [_backend_cpu(pid) - before for pid, before in zip(pids, servers, strict=True)]
+    wal = (wal_per_write(raw.conn, write), wal_per_write(raw.conn, lambda _n: raw.write()))
     raw.conn.close()
     run.close()
-    mine, base = (Cpu(clients[i] / WRITES * 1e6, servers[i] / WRITES * 1e6) for i in (0, 1))
+    mine, base = (Cpu(clients[i] / WRITES * 1e6, servers[i] / WRITES * 1e6, wal[i]) for i in (0, 1))
     return pair, mine, base
 
 
@@ -274,8 +296,17 @@ def bench_writers(url: str, mode: str, seconds: float = 4.0, *, one_run: bool = 
 _CONSUMER = textwrap.dedent(
     """
     import sys, time
+    import skillnb.store.postgres as pg
     from skillnb.run import open_run
     url, name, n, body = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    refused, append = [0], pg.run_append
+    def counted(*args, **kwargs):  # appends refused by another consumer's completion
+        try:
+            return append(*args, **kwargs)
+        except pg.Refused:
+            refused[0] += 1
+            raise
+    pg.run_append = counted
     run = open_run(store=url, name=name, memory=False)
     items = run.items("tickets", [f"t{i:05}" for i in range(n)])  # declared now
     print("ready", flush=True)
@@ -285,24 +316,44 @@ _CONSUMER = textwrap.dedent(
         if body:
             time.sleep(body)
         done += 1
-    print(done, flush=True)
+    print(done, refused[0], flush=True)
     """
 )
 
 
-def bench_claims(url: str, consumers: int, body: float = 0.0, items: int = ITEMS) -> float:
+class Claims(NamedTuple):
+    """A batch consumed: items per second until the last consumer's loop ended (and until
+    the last process exited), appends refused per item."""
+
+    rate: float
+    rate_to_exit: float
+    refused: float
+
+
+def bench_claims(url: str, consumers: int, body: float = 0.0, items: int = ITEMS) -> Claims:
     """Items per second of ``consumers`` processes sharing one batch (claim + done per item).
 
-    ``body``: seconds each item's body sleeps (0: the claim and the completion alone).
+    ``body``: seconds each item's body sleeps (0: the claim and the completion alone). The
+    clock stops when the last consumer reports that its loop ended (every item is done
+    then); the processes' exits (interpreter teardown, several at once on few cores) are
+    timed apart.
     """
     name = f"bench/claims-{consumers}-{body}"
     with started(_CONSUMER, [[url, name, str(items), str(body)]] * consumers) as procs:
         start = time.perf_counter()
-        done = go(procs, 600)
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        reports = [proc.stdout.readline().split() for proc in procs if proc.stdout]
         elapsed = time.perf_counter() - start
-    if sum(done) != items:
-        raise RuntimeError(f"{sum(done)} items done for {items}")
-    return items / elapsed
+        for proc in procs:
+            proc.communicate(timeout=600)
+        to_exit = time.perf_counter() - start
+    done = sum(int(r[0]) for r in reports)
+    if done != items:
+        raise RuntimeError(f"{done} items done for {items}")
+    return Claims(items / elapsed, items / to_exit, sum(int(r[1]) for r in reports) / items)
 
 
 @contextmanager
@@ -386,6 +437,8 @@ def measure(url: str) -> list[Row]:
             baseline_name="raw's"),
         row(NAME, "formalize: server CPU", cpu.server, "us", baseline=raw_cpu.server,
             baseline_name="raw's"),
+        row(NAME, "formalize: WAL per write", cpu.wal, "bytes", baseline=raw_cpu.wal,
+            baseline_name="raw's"),
         row(NAME, "append @10", small.store, "us", baseline=small.raw, baseline_name=insert),
         row(NAME, "append @10,000", big.store, "us", baseline=big.raw, baseline_name=insert),
         row(NAME, "growth: x raw @10,000 / @10", (big.store / big.raw) / (small.store / small.raw),
@@ -394,10 +447,14 @@ def measure(url: str) -> list[Row]:
             baseline_name="4 raw inserters"),
         row(NAME, "4 writers, a run each", own_runs, "writes/s", baseline=raw_writers,
             baseline_name="4 raw inserters"),
-        row(NAME, "claim + done, 4 consumers", four, "items/s", baseline=one,
+        row(NAME, "claim + done, 4 consumers", four.rate, "items/s", baseline=one.rate,
             baseline_name="1 consumer"),
-        row(NAME, "4 consumers, 5 ms body", slow_four, "items/s", baseline=slow_one,
+        row(NAME, "4 consumers, 5 ms body", slow_four.rate, "items/s", baseline=slow_one.rate,
             baseline_name="1 consumer", target=">= 3"),
+        row(NAME, "  the same, until every exit", slow_four.rate_to_exit, "items/s",
+            baseline=slow_one.rate_to_exit, baseline_name="1 consumer"),
+        row(NAME, "4 consumers: refused per item", slow_four.refused, "appends"),
+        row(NAME, "  the same, empty body", four.refused, "appends"),
     ]  # fmt: skip
     if langgraph is not None:
         rows.append(

@@ -194,6 +194,10 @@ class SkillMemory:
             # Time is read under the lock so that file order and time order agree.
             now = self._now()
             current, moved = self._read_repairing(now)
+            # One new file for the whole batch: what recording each in turn ends with.
+            history = list(current.history)
+            last = current.last_operation
+            key_ids = dict(current.key_ids)
             done = []
             for action, summary, names, new_ids, run_id in checked:
                 operation = OperationRecord(
@@ -203,19 +207,19 @@ class SkillMemory:
                     files=names,
                     run_id=run_id,
                 )
-                history = list(current.history)
-                if current.last_operation is not None:
-                    history.append(current.last_operation)
-                kept = history[-self._max_history :] if self._max_history else []
-                current = MemoryFile(
-                    skill_name=self._skill_name,
-                    schema_version=SCHEMA_VERSION,
-                    updated_at=operation.timestamp,
-                    last_operation=operation,
-                    key_ids={**current.key_ids, **new_ids},
-                    history=kept,
-                )
+                if last is not None:
+                    history.append(last)
+                last = operation
+                key_ids.update(new_ids)
                 done.append(operation)
+            current = MemoryFile(
+                skill_name=self._skill_name,
+                schema_version=SCHEMA_VERSION,
+                updated_at=done[-1].timestamp,
+                last_operation=done[-1],
+                key_ids=key_ids,
+                history=history[-self._max_history :] if self._max_history else [],
+            )
             durable.sweep_temp_files(self._folder, of=self._path.name)
             durable.atomic_write(self._path, encode(current))
         self._warn_moved(moved)

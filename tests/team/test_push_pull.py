@@ -14,6 +14,7 @@ from skillnb.core.workflow import Workflow
 from skillnb.run import Run, open_run
 from skillnb.store import SidecarStore, sidecar_dir_for
 from skillnb.store.journal import event_text
+from skillnb.store.pg_schema import SCHEMA_VERSION
 from skillnb.store.postgres import PostgresStore
 
 WORKFLOW = Workflow.from_yaml(
@@ -67,12 +68,12 @@ def test_push_then_pull_round_trips_every_event_byte_for_byte(
             "SELECT line FROM skillnb_events WHERE run = %s ORDER BY seq", (name,)
         ).fetchall()
         data = conn.execute(
-            "SELECT data -> 'fact' ->> 'key' FROM skillnb_events WHERE run = %s "
+            "SELECT data -> 'fact' ->> 'key' FROM skillnb_event_data WHERE run = %s "
             "AND type = 'fact.formalized' ORDER BY seq",
             (name,),
         ).fetchall()
     assert [row[0].encode() for row in lines] == original
-    assert [row[0] for row in data] == ["budget", "report"]  # JSONB payloads answer queries
+    assert [row[0] for row in data] == ["budget", "report"]  # the JSONB view answers queries
 
     (tmp_path / "elsewhere").mkdir()
     copy = _notebook(tmp_path / "elsewhere" / "copy.ipynb")
@@ -148,14 +149,14 @@ def test_db_upgrade_creates_then_finds_the_schema_and_refuses_a_newer_one(
     url = fresh_database(pg_server)
     code, out, _ = _cli(capsys, "db", "upgrade", url)
     assert code == 0
-    assert "upgraded from version 0 to 3" in out
+    assert f"upgraded from version 0 to {SCHEMA_VERSION}" in out
     code, out, _ = _cli(capsys, "db", "upgrade", url)
-    assert "already at version 3" in out
+    assert f"already at version {SCHEMA_VERSION}" in out
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE skillnb_schema SET version = 7")
     code, _, err = _cli(capsys, "db", "upgrade", url)
     assert code == 1
-    assert "schema is at version 7, newer than this skillnb knows (up to 3)" in err
+    assert f"schema is at version 7, newer than this skillnb knows (up to {SCHEMA_VERSION})" in err
     code, _, err = _cli(capsys, "status", "any", "--store", url)
     assert code == 1
     assert "newer than this skillnb knows" in err

@@ -50,7 +50,9 @@ change nothing in the state.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -70,6 +72,7 @@ from skillnb.core.records import (
     GateReport,
     GraphThread,
     Milestone,
+    Owner,
     RunState,
     Step,
     built,
@@ -181,8 +184,57 @@ def _start_step(state: RunState, seq: int, d: dict[str, Any]) -> None:
     }
     state.steps[key] = _new_step(fields) or _validate_step(fields)
     if d.get("claim") is not None:
-        claim = Claim.model_validate(d["claim"])
+        claim = _claim(d["claim"])
         state.claims[claim.key] = claim
+
+
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:Z|[+-]\d\d:\d\d)")
+"""A time as :func:`~skillnb.core.records.json_time` writes it (read alike by both parsers)."""
+_OWNER_FIELDS = frozenset(("host", "pid", "started", "session"))
+
+
+def _claim(dump: Any) -> Claim:
+    """``Claim.model_validate(dump)``, built directly when ``dump`` is as a claim writes it.
+
+    As written: exact types, times as :func:`~skillnb.core.records.json_time` writes them
+    (parsed by ``datetime.fromisoformat`` to the same instant pydantic reads). Anything
+    else goes through validation.
+    """
+    owner = dump.get("owner") if type(dump) is dict else None
+    if (
+        type(owner) is dict
+        and dump.keys() == _CLAIM_FIELDS
+        and type(dump["v"]) is int
+        and type(dump["key"]) is str
+        and type(dump["since"]) is str
+        and type(dump["until"]) is str
+        and _TIME.fullmatch(dump["since"])
+        and _TIME.fullmatch(dump["until"])
+        and owner.keys() <= _OWNER_FIELDS
+        and type(owner.get("host")) is str
+        and type(owner.get("pid")) is int
+        and type(owner.get("started")) is float
+        and type(owner.get("session")) in _PLAIN_TEXT
+    ):
+        values = {
+            "host": owner["host"],
+            "pid": owner["pid"],
+            "started": owner["started"],
+            "session": owner.get("session"),
+        }
+        who = built(Owner, values, owner.keys())
+        fields = {
+            "v": dump["v"],
+            "key": dump["key"],
+            "owner": who,
+            "since": datetime.fromisoformat(dump["since"]),
+            "until": datetime.fromisoformat(dump["until"]),
+        }
+        return built(Claim, fields, _CLAIM_FIELDS)
+    return Claim.model_validate(dump)
+
+
+_CLAIM_FIELDS = frozenset(("v", "key", "owner", "since", "until"))
 
 
 _STEP_DEFAULTS = {
@@ -304,7 +356,7 @@ _GRAPH_EVENTS = (
 
 
 def _claimed(state: RunState, e: Event) -> None:
-    claim = Claim.model_validate(e.data["claim"])
+    claim = _claim(e.data["claim"])
     state.claims[claim.key] = claim
 
 

@@ -28,18 +28,15 @@ from types import SimpleNamespace
 from typing import IO, Any
 
 from skillnb.errors import SkillnbError
-from skillnb.jupyter import cellcode
+from skillnb.jupyter import cellcode, celltransform
 
 __all__ = ["Body", "NoValue", "ends_with_expression", "execute", "prepare", "transform"]
 
 _VALUE = "_skillnb_cell_value_"
 _MISSING = object()
+_UNKNOWN = object()
 _MUTED: dict[str, bool] = {}
 """Whether a body (transformed) ends with ``;``, by its text (it is tokenized once)."""
-_STATIC: dict[tuple[str, tuple[int, ...]], str] = {}
-"""Bodies already through IPython's static transforms, by text and transformers."""
-_IPYTHONS: dict[tuple[int, ...], bool] = {}
-"""Whether each set of installed static transforms is IPython's own (cacheable)."""
 _CACHED = 256
 """Entries each of those caches keeps (the oldest goes first)."""
 
@@ -131,6 +128,7 @@ class Body:
         self._tree: ast.Module | None = None
         self._error: BaseException | None = None
         self._muted: bool | None = None
+        self._cached: cellcode.Parsed | object | None = _UNKNOWN
 
     @property
     def name(self) -> str:
@@ -168,8 +166,14 @@ class Body:
         """What this body's text gave before (parsed now the first time), or ``None``.
 
         ``None`` when it may not be cached, or does not parse (see
-        :mod:`skillnb.jupyter.cellcode`).
+        :mod:`skillnb.jupyter.cellcode`). Asked once per body: nothing of the user's runs
+        between the magic's look at its body and the run.
         """
+        if self._cached is _UNKNOWN:
+            self._cached = self._look_up()
+        return self._cached  # type: ignore[return-value]  # _UNKNOWN replaced just above
+
+    def _look_up(self) -> cellcode.Parsed | None:
         if self.failed is not None or self.needs_loop():
             return None
         try:
@@ -211,31 +215,6 @@ class Body:
         return bool(self.shell.should_run_async(self.raw, transformed_cell=self.code))
 
 
-def _static_key(shell: Any, raw: str) -> tuple[str, tuple[int, ...]] | None:
-    """What the static transforms of ``raw`` depend on, or ``None``: do not cache."""
-    if getattr(shell.transform_cell, "__func__", None) is not _stock_transform_cell():
-        return None  # a shell that transforms its own way: ask it every time
-    manager = shell.input_transformer_manager
-    lists = (manager.cleanup_transforms, manager.line_transforms, manager.token_transformers)
-    installed = (id(manager), *(id(t) for transforms in lists for t in transforms))
-    known = _IPYTHONS.get(installed)
-    if known is None:  # a transform of the user's own may depend on more than the text
-        known = all(_from_ipython(t) for transforms in lists for t in transforms)
-        _IPYTHONS[installed] = known
-    return (raw, installed) if known else None
-
-
-def _from_ipython(transform: Any) -> bool:
-    return str(getattr(transform, "__module__", "")).startswith("IPython.")
-
-
-@functools.cache
-def _stock_transform_cell() -> Any:
-    from IPython.core.interactiveshell import InteractiveShell
-
-    return InteractiveShell.transform_cell
-
-
 def transform(shell: Any, raw: str) -> str:
     """``shell.transform_cell(raw)``, the static part cached per body text.
 
@@ -245,15 +224,9 @@ def transform(shell: Any, raw: str) -> str:
     one-line cell, which may look at the namespace) and ``input_transformers_post`` run
     every time, as in :meth:`~IPython.core.interactiveshell.InteractiveShell.transform_cell`.
     """
-    key = _static_key(shell, raw)
-    if key is None:
-        return str(shell.transform_cell(raw))
-    cell = _STATIC.get(key)
+    cell = celltransform.static(shell, raw)
     if cell is None:
-        cell = shell.input_transformer_manager.transform_cell(raw)
-        if len(_STATIC) >= _CACHED:
-            _STATIC.pop(next(iter(_STATIC)))
-        _STATIC[key] = cell
+        return str(shell.transform_cell(raw))
     if len(cell.splitlines()) == 1:
         with shell.builtin_trap:
             cell = shell.prefilter_manager.prefilter_lines(cell) + "\n"

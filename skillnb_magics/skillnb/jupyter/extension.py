@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import SkillnbError
+from skillnb.jupyter import celltransform
 from skillnb.jupyter.banner import startup_output
 from skillnb.jupyter.config import SkillNB
 from skillnb.jupyter.magics import SkillnbMagics
@@ -85,6 +86,7 @@ def load_ipython_extension(shell: Any) -> None:
     shell.events.register("post_run_cell", session.post_run_cell)
     shell.events.register("pre_run_cell", watcher.pre_run_cell)
     shell.events.register("post_run_cell", watcher.post_run_cell)
+    celltransform.install(shell)
     _handshake(session, register=True)
     output = startup_output(session)
     if output is not None:
@@ -106,6 +108,7 @@ def _unload_suggestions(shell: Any) -> None:
 
 def unload_ipython_extension(shell: Any) -> None:
     """Remove what :func:`load_ipython_extension` added (nothing if it was not loaded)."""
+    celltransform.uninstall(shell)
     _unload_suggestions(shell)
     magics = shell.magics_manager.registry.pop(SkillnbMagics.__name__, None)
     if not isinstance(magics, SkillnbMagics):

@@ -26,22 +26,19 @@ import functools
 import json
 import shlex
 import warnings
-import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from skillnb.core.contract_mirror import (
-    ACTIVE_MARKUP,
-    CONTROL_CHARS,
     MIRROR_VERSION,
     NotebookMirror,
 )
-from skillnb.core.limits import MAX_KEY, name_problem
-from skillnb.core.records import Fact, RunState
+from skillnb.core.records import RunState
 from skillnb.core.source import source_hash
 from skillnb.errors import SkillnbWarning
+from skillnb.jupyter.mirror_parts import inert_text, mirror_parts
 from skillnb.jupyter.notebook_file import cell_source
 
 if TYPE_CHECKING:
@@ -64,21 +61,6 @@ MAX_MIRROR_BYTES = 2_000_000
 
 class MirrorWarning(SkillnbWarning):
     """A notebook's ``metadata["skillnb"]`` (or a SKILL.nb output) was malformed and ignored."""
-
-
-def inert_text(value: str, limit: int = 4000) -> str:
-    """Return ``value`` as text that :func:`check_mirror` accepts.
-
-    It is clipped to ``limit``, control characters become U+FFFD, and active markup is
-    defused (the ``<`` of ``<script`` becomes U+2039, the colon of ``javascript:`` U+2236).
-    Previews are display-only, so a fact holding, say, a scraped web page still gets a mirror
-    that reads back; keys and states are never altered.
-    """
-    text = CONTROL_CHARS.sub("\ufffd", value)
-    text = ACTIVE_MARKUP.sub(
-        lambda m: m.group(0).replace("<", "\u2039").replace(":", "\u2236"), text
-    )
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def validate_mirror(raw: Any, *, origin: str) -> dict[str, Any] | None:
@@ -136,67 +118,24 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
-_Entry = dict[str, Any] | None
-_entries: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], _Entry]] = (
-    weakref.WeakKeyDictionary()
-)
-"""Per journal: each fact version's mirror entry (``None``: a key written before keys were
-checked), so a magic's output does not check and escape every fact again."""
-
-
-def _fact_entries(journal: Any, facts: Mapping[str, Fact]) -> dict[str, Any]:
-    """The mirror's ``facts``; the entries are shared between mirrors (read-only)."""
-    cache = _entries.setdefault(journal, {})
-    if len(cache) > 2 * len(facts) + 64:
-        cache.clear()  # versions since replaced: start again
-    found: dict[str, Any] = {}
-    for f in facts.values():
-        at = (f.key, f.version)
-        if at in cache:
-            entry = cache[at]
-        else:
-            entry = None
-            if name_problem(f.key, MAX_KEY) is None:
-                entry = {
-                    "version": f.version,
-                    "kind": f.kind,
-                    "cell_id": f.cell_id,
-                    "preview": inert_text(f.preview),
-                }
-            cache[at] = entry
-        if entry is not None:
-            found[f.key] = entry
-    return found
-
-
 def build_mirror(run: Run, *, fresh: bool = True) -> dict[str, Any]:
     """``metadata["skillnb"]`` for the run's current state (JSON-safe).
 
     ``fresh=False``: the state as this process last saw it (just after its own commit),
-    without looking for other writers' commits first.
+    without looking for other writers' commits first. The facts and the pending approvals
+    are rebuilt only where the events since the last mirror of this run changed them (the
+    dicts are shared between mirrors: read-only).
     """
-    from skillnb.service.approvals import pending_in
-
     state = run.journal.refresh() if fresh else run.journal.state
+    facts, pending = mirror_parts(run.journal, state)
     return {
         "v": MIRROR_VERSION,
         "run_id": state.run_id,
         "workflow": state.workflow,
         "state": state.state,
         "version": state.version,
-        "facts": _fact_entries(run.journal, state.facts),
-        "pending": [
-            {
-                "id": a.id,
-                "gate": a.gate,
-                "trigger": a.trigger,
-                "message": inert_text(a.message),
-                "state": a.state,
-                "requested_seq": a.requested_seq,
-                "requested_at": a.requested_at.isoformat(),
-            }
-            for a in pending_in(state)
-        ],
+        "facts": facts,
+        "pending": pending,
         "updated_at": state.updated_at.isoformat() if state.updated_at else None,
     }
 
@@ -268,7 +207,9 @@ def build_cell_mirror(run_state: RunState, cell: Mapping[str, Any]) -> dict[str,
     """
     cell_id = cell.get("id") if isinstance(cell.get("id"), str) else None
     magic = cell_magic(cell_source(cell))
-    fact = next((f for f in run_state.facts.values() if cell_id and f.cell_id == cell_id), None)
+    fact = None
+    if cell_id:
+        fact = next((f for f in run_state.facts.values() if f.cell_id == cell_id), None)
     if fact is None and magic is not None and magic[0] == "formalize":
         fact = run_state.facts.get(magic[1])
     if fact is not None:

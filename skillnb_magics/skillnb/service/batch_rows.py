@@ -18,6 +18,7 @@ completion's append starts from a fresh head and is rarely refused.
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from typing import Protocol
@@ -26,7 +27,10 @@ from skillnb.core.records import EventDraft, RunState
 from skillnb.service.claims import Claims, Heartbeat
 from skillnb.service.owner import owner_alive, process_owner
 
-__all__ = ["ItemRowsLike", "RowCursor", "item_rows"]
+__all__ = ["FIRST_PAUSE", "ItemRowsLike", "RowCursor", "item_rows"]
+
+FIRST_PAUSE = 0.005
+"""Seconds of the first wait for items others hold (see :meth:`RowCursor.pause`)."""
 
 
 class ItemRowsLike(Protocol):
@@ -85,6 +89,7 @@ class RowCursor:
         self._foreign: set[str] = set()  # items of the batch that this loop was not given
         self._done: set[str] = set()
         self._seen = 0
+        self._pause = FIRST_PAUSE
         rows.offer(order, done)
 
     def _catch_up(self, state: RunState) -> None:
@@ -127,29 +132,44 @@ class RowCursor:
             after = self.claims.journal.state.version
             taken = self.rows.take(owner.id, owner.describe(), self.claims.lease, skip, after=after)
             if taken is None:
-                held, freed = self._held_elsewhere()
+                held, freed = self._held_elsewhere(current)
                 if freed:
                     continue  # their items are free now: take one
                 self.waiting = held
                 return None
             if taken in self._mine:
+                self._pause = FIRST_PAUSE
                 return taken
             self._foreign.add(taken)  # another loop's item: give it back, never run it
             self.rows.release(taken, owner.id)
 
-    def _held_elsewhere(self) -> tuple[dict[str, str], bool]:
-        """Items of this loop others hold, and whether owners seen dead here were freed."""
+    def _held_elsewhere(self, current: str | None) -> tuple[dict[str, str], bool]:
+        """Items of this loop others hold, and whether owners seen dead here were freed.
+
+        ``current``, the item this loop is about to record done, is still held by it: it is
+        nothing to wait for.
+        """
         host = socket.gethostname() + ":"
         held: dict[str, str] = {}
         freed = False
         for item, owner, name in self.rows.held():
-            if item not in self._mine:
+            if item not in self._mine or item == current:
                 continue
             if owner.startswith(host) and not owner_alive(owner):
                 freed = self.rows.free(owner) > 0 or freed
                 continue
             held[item] = name
         return held, freed
+
+    def pause(self, seconds: float) -> None:
+        """Wait before looking again at the items others hold: briefly at first, then longer.
+
+        The first looks come soon (:data:`FIRST_PAUSE`, doubling up to ``seconds``): at the
+        end of a batch the items left are usually a few moments from done, and the loop
+        ends once they are. A look is two short statements on the server.
+        """
+        time.sleep(min(self._pause, seconds))
+        self._pause = min(self._pause * 2, seconds)
 
     def release(self) -> None:
         """Give the current item back (the body raised or the loop was left)."""

@@ -159,6 +159,10 @@ class _Cursor:
             return k
         return None
 
+    def pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before looking again at the items others hold."""
+        time.sleep(seconds)
+
     def heartbeat(self) -> AbstractContextManager[Heartbeat]:
         """Renew the current item's claim every third of a lease while the block runs."""
         return self.claims.heartbeat(
@@ -220,7 +224,7 @@ def _loop(
                 if cursor.waiting and not told:
                     told = _tell_skipped(batch, cursor.waiting)
                 if k is None and want and cursor.waiting:
-                    time.sleep(_POLL_S)
+                    cursor.pause(_POLL_S)
                     continue
                 if k is None:
                     break

@@ -451,6 +451,23 @@ class RunJournal:
         """Fact values by key, decoded lazily (what check expressions and gates read)."""
         return FactValues(self, self.refresh())
 
+    def folded_after(self, version: int) -> list[Event] | None:
+        """The events after ``version`` folded into :attr:`state`, from memory, no catch-up.
+
+        ``None`` when they are not all kept in memory (more than the last few hundred, or a
+        version the state does not follow from).
+        """
+        with self._mutex:
+            recent, head = self._recent, self.state.version
+            if version == head:
+                return []
+            if not recent or version > head or recent[-1].seq != head:
+                return None
+            first = recent[0].seq
+            if version + 1 < first:
+                return None
+            return list(recent)[version + 1 - first :]
+
     def history(self, n: int) -> list[Event]:
         """The ``n`` most recent events, oldest first.
 

@@ -79,8 +79,15 @@ def process_owner() -> Owner:
 
 
 def current_owner() -> str:
-    """This process's owner id: ``host:pid:start-time``."""
-    return process_owner().id
+    """This process's owner id: ``host:pid:start-time`` (formatted once per owner)."""
+    global _cached_id  # the id of _cached, see there
+    owner = process_owner()
+    if _cached_id is None or _cached_id[0] is not owner:
+        _cached_id = (owner, owner.id)
+    return _cached_id[1]
+
+
+_cached_id: tuple[Owner, str] | None = None
 
 
 def _pid_alive(pid: int, started: float | None) -> bool:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from skillnb.core.claims import step_claim_key
-from skillnb.core.records import EventDraft, Fact, FactKind, JsonValue, RunState
+from skillnb.core.limits import check_event
+from skillnb.core.records import CheckedDraft, EventDraft, Fact, FactKind, JsonValue, RunState
 from skillnb.errors import SkillnbError, StepInProgress, UncertainStep
 from skillnb.service.cellversions import own_version, read_past, why_recomputed
 from skillnb.service.claims import Claims
@@ -35,6 +36,11 @@ _POLL = 0.1
 
 def _nothing_more(_state: RunState) -> list[EventDraft]:
     return []
+
+
+def _plain_text(*values: object) -> bool:
+    """Every value is a ``str`` or ``None`` (plain JSON as it is)."""
+    return all(v is None or type(v) is str for v in values)
 
 
 class Steps:
@@ -142,21 +148,40 @@ class Steps:
         idempotent: bool,
         claim: JsonValue = None,
     ) -> EventDraft:
-        """The ``step.started`` event of ``key``, owned by this process (with its claim)."""
-        more: dict[str, JsonValue] = {"claim": claim} if claim is not None else {}
-        return self.journal.draft(
-            "step.started",
-            key=key,
-            source_hash=source_hash,
-            cell_id=cell_id,
-            idempotent=idempotent,
-            owner=current_owner(),
-            **more,
-        )
+        """The ``step.started`` event of ``key``, owned by this process (with its claim).
 
-    def committed_draft(self, key: str) -> EventDraft:
-        """The ``step.committed`` event of ``key`` (appended with the step's results)."""
-        return self.journal.draft("step.committed", key=key)
+        ``claim`` is :meth:`Claims.new_dump`'s (plain JSON) or ``None``.
+        """
+        data: dict[str, JsonValue] = {
+            "key": key,
+            "source_hash": source_hash,
+            "cell_id": cell_id,
+            "idempotent": idempotent,
+            "owner": current_owner(),
+        }
+        if claim is not None:
+            data["claim"] = claim
+        plain = type(key) is str and type(idempotent) is bool
+        if not plain or not _plain_text(source_hash, cell_id):
+            return self.journal.draft("step.started", **data)
+        check_event("step.started", data)  # every draft's checks, without validating again
+        return CheckedDraft.of("step.started", self.journal.clock(), data)
+
+    def committed_draft(self, key: str, inputs: Mapping[str, str] | None = None) -> EventDraft:
+        """The ``step.committed`` event of ``key`` (appended with the step's results).
+
+        ``inputs`` maps each tracked input to its preview (recorded when given).
+        """
+        data: dict[str, JsonValue] = {"key": key}
+        plain = type(key) is str
+        if inputs is not None:
+            previews = dict(inputs)
+            plain = plain and all(type(k) is str and type(v) is str for k, v in previews.items())
+            data["inputs"] = previews
+        if not plain:
+            return self.journal.draft("step.committed", **data)
+        check_event("step.committed", data)
+        return CheckedDraft.of("step.committed", self.journal.clock(), data)
 
     def fail(self, key: str, exc: BaseException) -> None:
         """Record that step ``key`` raised ``exc`` (it may run again); releases its claim."""
@@ -274,7 +299,7 @@ def formalize_step(  # the options of a formalized cell, all keywords
         return result, extract(result) if extract is not None else result
 
     result, value = steps.run_body(skey, run)
-    committed = journal.draft("step.committed", key=skey, inputs=dict(inputs or {}))
+    committed = steps.committed_draft(skey, inputs or {})
     if force and existing is not None and _same_value(journal, existing, value):
         journal.commit(lambda _s: [committed])
         return FormalizeOutcome(

@@ -13,8 +13,8 @@ one transaction: nothing is half-written. It
    run is new). The primary key ``(run, seq)`` is the compare-and-swap: a ``seq`` another
    writer took refuses the append, whatever the statement's snapshot saw.
 
-The common case, one event after the first, sends its fields apart (the payload's JSON is cut
-out of the journal line, so the server parses it once, into JSONB). Anything else (several
+The common case, one event after the first, sends its fields apart (the time is cut out of
+the journal line; the line is stored as it is, the only copy of the event). Anything else (several
 events, the run's first append, which also records the run's name, a ``batch.item_done``,
 which also marks the item done) sends the lines as one JSON array. A refusal tells the
 head and, when it is at most :data:`MISSED_MAX` ahead, the lines the writer missed, so that
@@ -59,10 +59,8 @@ MISSED_MAX = 100
 """A refused append brings back the events it missed when they are at most this many."""
 
 ITEM_DONE = "batch.item_done"
-_NUL = b"\\u0000"  # JSONB cannot hold a NUL character: such a payload keeps its line only
-_NUL_SQL = _NUL.decode()
 _AT_KEY = b'"at":"'  # the journal line's keys (store.journal._event_json's order): v, seq,
-_DATA_KEY = b'"data":'  # type, at, data (a key's quote cannot appear unescaped in a string)
+# type, at, data (a key's quote cannot appear unescaped in a string)
 
 
 def _locked(lazy: bool = False) -> str:
@@ -86,7 +84,7 @@ _AFTER_HEAD = (
     "(%(after)s = 0 OR EXISTS (SELECT 1 FROM skillnb_events AS v "
     "WHERE v.run = %(run)s AND v.seq = %(after)s))"
 )
-_COLUMNS = "INSERT INTO skillnb_events (run, seq, type, at, data, line) "
+_COLUMNS = "INSERT INTO skillnb_events (run, seq, type, at, line) "
 # Nothing is returned when the events were written; a refusal returns the head and the lines
 # missed, read by a volatile function: it sees what committed after this statement began
 # (the writer whose event took the number, whom the lock made this one wait for).
@@ -95,14 +93,14 @@ _REFUSED = (
     f"{MISSED_MAX}) AS m WHERE NOT EXISTS (SELECT 1 FROM first)"
 )
 _ONE_INSERT = (
-    f"{_COLUMNS}SELECT %(run)s, %(after)s + 1, %(type)s, %(at)s, %(data)s::jsonb, "  # noqa: S608
-    f"%(line)s FROM k WHERE {_AFTER_HEAD} ON CONFLICT (run, seq) DO NOTHING"
+    f"{_COLUMNS}SELECT %(run)s, %(after)s + 1, %(type)s, %(at)s, %(line)s "  # noqa: S608
+    f"FROM k WHERE {_AFTER_HEAD} ON CONFLICT (run, seq) DO NOTHING"
 )
-_ONE_TYPES = ("text", "bigint", "text", "timestamptz", "text", "text")
+_ONE_TYPES = ("text", "bigint", "text", "timestamptz", "text")
 
 
 def _dollars(sql: str) -> str:
-    for n, param in enumerate(("run", "after", "type", "at", "data", "line"), start=1):
+    for n, param in enumerate(("run", "after", "type", "at", "line"), start=1):
         sql = sql.replace(f"%({param})s", f"${n}")
     return sql
 
@@ -123,10 +121,7 @@ ONE_ANSWERING = Prepared(
 """:data:`ONE` that answers its refusal itself (no row when it wrote): for a writer whose
 run others write to as well, where refusals are common."""
 
-_ROW = (
-    "SELECT %(run)s, %(after)s + u.i, u.type, u.at::timestamptz, "
-    f"CASE WHEN strpos(u.e::text, '{_NUL_SQL}') = 0 THEN (u.e -> 'data')::jsonb END, u.e::text "
-)
+_ROW = "SELECT %(run)s, %(after)s + u.i, u.type, u.at::timestamptz, u.e::text "
 
 
 def _many(lazy: bool) -> bytes:
@@ -135,15 +130,14 @@ def _many(lazy: bool) -> bytes:
         "json_array_elements(%(events)s::json), json_array_elements_text(%(types)s::json), "
         "json_array_elements_text(%(ats)s::json)) WITH ORDINALITY AS u (e, type, at, i)), "
         f"first AS ({_COLUMNS}{_ROW}FROM k, u WHERE u.i = 1 AND {_AFTER_HEAD} "
-        "ON CONFLICT (run, seq) DO NOTHING RETURNING type, data), "
-        f"rest AS ({_COLUMNS}{_ROW}FROM u WHERE u.i > 1 AND EXISTS (SELECT 1 FROM first) "
-        "RETURNING type, data), "
+        "ON CONFLICT (run, seq) DO NOTHING RETURNING seq), "
+        f"rest AS ({_COLUMNS}{_ROW}FROM u WHERE u.i > 1 AND EXISTS (SELECT 1 FROM first)), "
         "r AS (INSERT INTO skillnb_runs (name) SELECT %(run)s FROM first "
         "WHERE %(after)s = 0 ON CONFLICT (name) DO NOTHING), "
         "done AS (UPDATE skillnb_items AS t SET done = true, owner = NULL, owner_name = NULL, "
-        "until = NULL FROM (SELECT * FROM first UNION ALL SELECT * FROM rest) AS d "
-        f"WHERE d.type = '{ITEM_DONE}' AND t.run = %(run)s "
-        f"AND t.batch = d.data ->> 'batch' AND t.item = d.data ->> 'item'){_REFUSED}"
+        f"until = NULL FROM u WHERE u.type = '{ITEM_DONE}' AND EXISTS (SELECT 1 FROM first) "
+        "AND t.run = %(run)s AND t.batch = u.e -> 'data' ->> 'batch' "
+        f"AND t.item = u.e -> 'data' ->> 'item'){_REFUSED}"
     ).encode()
 
 
@@ -152,7 +146,8 @@ MANY = _many(lazy=False)
 
 The lines go as one JSON array, kept as text (``json``, not ``jsonb``); types and times go
 apart, since extracting a field from a ``json`` object decodes all of it, and a payload with
-a NUL character (which only the line can hold) would refuse that. The first event goes in
+a NUL character would refuse that (only a completion's batch and item names, which hold no
+control characters, are read out of the lines). The first event goes in
 on its own: when its number is taken the others are not tried, so that a writer a few events
 behind never writes the tail of its append after someone else's events.
 """
@@ -192,19 +187,17 @@ class Refused(ConflictError):
 
 
 def one_params(name: str, expected: int, event: Event, line: bytes) -> list[bytes | None]:
-    """:data:`ONE`'s parameters, as text: the time and the payload are cut out of the line.
+    """:data:`ONE`'s parameters, as text: the time is cut out of the line.
 
     ``line`` is the event's journal text in UTF-8 (:func:`skillnb.store.journal.event_text`),
     whose ``at`` the server parses as the ``timestamptz`` it is.
     """
     at = line.index(_AT_KEY) + len(_AT_KEY)
-    data = line[line.index(_DATA_KEY, at) + len(_DATA_KEY) : -1] if _NUL not in line else None
     return [
         name.encode(),
         b"%d" % expected,
         event.type.encode(),
         line[at : line.index(b'"', at)],
-        data,
         line,
     ]
 

@@ -10,10 +10,14 @@ Tables (all prefixed ``skillnb_``):
 ``skillnb_events``
     the append-only journal of every run, keyed by ``(run, seq)``. ``line`` is the event's
     exact journal text (what readers decode, so a run moves between a sidecar and a database
-    byte for byte); ``data`` is the same payload as JSONB, for queries and reports (``NULL``
-    only for the rare payload JSONB cannot hold, a string with a NUL character). The primary
-    key is the compare-and-swap: an append inserts ``seq = expected + 1 ...`` only when event
-    ``expected`` is there, and a ``seq`` taken by another writer refuses it.
+    byte for byte), stored once (version 4: versions 1 to 3 kept a second copy of the payload
+    as JSONB, which doubled the log written per event and the server's work per append).
+    The primary key is the compare-and-swap: an append inserts ``seq = expected + 1 ...``
+    only when event ``expected`` is there, and a ``seq`` taken by another writer refuses it.
+``skillnb_event_data`` (version 4)
+    a view of the events with their payload as JSONB (``data``), for queries and reports,
+    parsed from the line when read (``NULL`` for the rare payload JSONB cannot hold, a string
+    with a NUL character): ``SELECT data -> 'fact' ->> 'key' FROM skillnb_event_data ...``.
 ``skillnb_snapshots``
     the compacted state of a run at a version (``body`` exact, ``state`` JSONB).
 ``skillnb_blobs``
@@ -36,6 +40,8 @@ reads with a snapshot of its own, which sees the writer that took the number (th
 statement began before that writer committed). Versions 1 and 2 did this in a PL/pgSQL function,
 ``skillnb_append``, that also moved a version column of ``skillnb_runs`` and looked listeners
 up in a table; version 3 drops the three, and the foreign key from events to runs.
+Version 4 drops the events' ``data`` column (the view reads it from the line instead); the
+bytes old rows held stay on disk until PostgreSQL rewrites the table (``VACUUM FULL``).
 
 :func:`upgrade` creates or migrates the schema (``skillnb db upgrade URL``); :func:`check`
 refuses a database whose schema is newer than this skillnb knows, and one that is older with
@@ -62,7 +68,7 @@ __all__ = [
     "upgrade",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The schema version this skillnb writes and reads."""
 
 LOCK_CLASS = 0x536B4E62  # "SkNb": the first key of every advisory lock skillnb takes
@@ -248,7 +254,17 @@ $fn$;
 # Appends no longer update a row of skillnb_runs (nor lock it, as the foreign key check of
 # every inserted event did): the head is max(seq), read through the primary key.
 
-MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3}
+_V4 = """
+ALTER TABLE skillnb_events DROP COLUMN data;
+CREATE VIEW skillnb_event_data AS
+SELECT e.run, e.seq, e.type, e.at,
+       CASE WHEN strpos(e.line, '\\u0000') = 0 THEN e.line::jsonb -> 'data' END AS data, e.line
+FROM skillnb_events AS e;
+"""
+# Each event is stored once, as its line; the payload as JSONB is a view, paid for by the
+# queries that read it rather than by every append.
+
+MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3, 3: _V4}
 """SQL that takes the schema from version ``n`` (the key) to ``n + 1``; 0 is an empty database."""
 
 
