@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -435,19 +436,15 @@ def scan(
     """
     if header_allowed and not looks_like_journal(data):
         raise _not_a_journal(path, data, None)
-    if data.count(b"\n", 0, _FEW_LINES_BYTES) < _FEW_LINES:  # few lines: one by one is faster
-        return _scan_lines(
-            data,
-            path=path,
-            start=start,
-            first_line=first_line,
-            next_seq=next_seq,
-            header_allowed=header_allowed,
-        )
-    with gc_paused():  # a long journal builds many events that stay alive: no cycles to collect
-        plain = _scan_plain(data, path=path, start=start, next_seq=next_seq, header=header_allowed)
-        if plain is not None:
-            return plain
+    many = data.count(b"\n", 0, _FEW_LINES_BYTES) >= _FEW_LINES  # few: one by one is faster
+    # A long journal builds many events that stay alive: no cycles to collect meanwhile.
+    with gc_paused() if many else nullcontext():
+        if many:
+            plain = _scan_plain(
+                data, path=path, start=start, next_seq=next_seq, header=header_allowed
+            )
+            if plain is not None:
+                return plain
         return _scan_lines(
             data,
             path=path,
