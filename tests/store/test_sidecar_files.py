@@ -252,7 +252,7 @@ def test_compaction_archives_the_journal_in_a_segment(
     [header] = lines(sidecar_dir / "journal.jsonl")
     crc = json.loads(header)["crc"]
     assert json.loads(header) == {"v": 1, "base": 3, "run": "run-test", "crc": crc}
-    assert json.loads((sidecar_dir / "snapshot.json").read_text())["version"] == 3
+    assert json.loads((sidecar_dir / "snapshot.json").read_text())["state"]["version"] == 3
     assert not (sidecar_dir / "compaction.json").exists()
 
 
