@@ -7,13 +7,18 @@ from __future__ import annotations
 import json
 import shutil
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from securitykit import seal
 
+from skillnb.core.records import EventDraft, RunState
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
 from skillnb.store import NewerFormatError, SidecarStore, repair
+from skillnb.store.compaction import StrayIntentWarning
+from skillnb.store.snapshot import encode_snapshot
 
 GOLDEN_V1 = Path(__file__).parents[1] / "fixtures" / "sidecar_v1" / "analysis"
 
@@ -104,3 +109,92 @@ def test_a_sealed_snapshot_that_is_not_as_written_is_refused(
     (folder / "snapshot.json").write_bytes(content)
     with pytest.raises(error, match=detail):
         SidecarStore(folder).load()
+
+
+# -- the compaction record ------------------------------------------------------------------
+NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def _drafts(*names: str) -> list[EventDraft]:
+    return [EventDraft(type="note", at=NOW, data={"n": n}) for n in names]
+
+
+def compacted_then_more(folder: Path) -> SidecarStore:
+    """Events 1-3 archived in a segment (their only copy), events 4-6 live."""
+    store = SidecarStore(folder)
+    store.append(_drafts("a", "b", "c"), expected_version=0)
+    store.compact(RunState(run_id="r1", version=3))
+    store.append(_drafts("d", "e", "f"), expected_version=3)
+    return store
+
+
+def sealed_intent(base: int, head: int, segment: str) -> bytes:
+    content = json.dumps(
+        {"v": 1, "base": base, "head": head, "segment": segment}, separators=(",", ":")
+    ).encode()[:-1]
+    return content + b',"crc":"%08x"}\n' % zlib.crc32(content + b"}")
+
+
+def test_a_stray_compaction_record_never_deletes_a_segment_whose_events_are_nowhere_else(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "s"
+    store = compacted_then_more(folder)
+    only_copy = folder / "segments" / "000000000001-000000000003.jsonl"
+    kept = only_copy.read_bytes()
+    intent = folder / "compaction.json"
+    intent.write_bytes(sealed_intent(3, 6, only_copy.name))  # checksum recomputed
+    with pytest.warns(StrayIntentWarning, match="names the segment") as warned:
+        store.compact(RunState(run_id="r1", version=6))
+    assert "deleted nothing" in str(warned[0].message)
+    assert only_copy.read_bytes() == kept
+    assert [e.data["n"] for e in store.history()] == ["a", "b", "c", "d", "e", "f"]
+    [aside] = folder.glob("compaction.json.stray-*")
+    assert aside.read_bytes() == sealed_intent(3, 6, only_copy.name)
+    store.close()
+
+
+def test_a_record_naming_a_segment_that_disagrees_with_the_journal_is_set_aside(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "s"
+    store = compacted_then_more(folder)
+    planted = folder / "segments" / "000000000004-000000000006.jsonl"
+    planted.write_bytes(
+        b"".join(  # events 4-6 of another run, well formed
+            seal({"v": 1, "seq": i, "type": "note", "at": NOW.isoformat(), "data": {"n": "x"}})
+            for i in (4, 5, 6)
+        )
+    )
+    (folder / "compaction.json").write_bytes(sealed_intent(3, 6, planted.name))
+    (folder / "snapshot.json").write_bytes(encode_snapshot(RunState(run_id="r1", version=6)))
+    with pytest.warns(StrayIntentWarning, match="does not hold the journal's events 4..6"):
+        store.compact(RunState(run_id="r1", version=6))
+    assert [e.data["n"] for e in store.history()] == ["a", "b", "c", "d", "e", "f"]
+    store.close()
+
+
+def test_a_flipped_bit_in_the_compaction_record_sets_it_aside(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    store = compacted_then_more(folder)
+    record = sealed_intent(3, 6, "000000000004-000000000006.jsonl")
+    (folder / "compaction.json").write_bytes(record.replace(b'"head":6', b'"head":7'))
+    with pytest.warns(StrayIntentWarning, match="checksum mismatch"):
+        store.compact(RunState(run_id="r1", version=6))
+    assert [e.seq for e in store.history()] == [1, 2, 3, 4, 5, 6]
+    store.close()
+
+
+def test_a_record_of_an_older_version_that_agrees_is_still_honoured(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    store = compacted_then_more(folder)
+    name = "000000000004-000000000006.jsonl"
+    live = (folder / "journal.jsonl").read_bytes().split(b"\n", 1)[1]
+    (folder / "segments" / name).write_bytes(live)  # a crash after step 2 of a compaction
+    (folder / "compaction.json").write_text(
+        json.dumps({"v": 1, "base": 3, "head": 6, "segment": name})  # no checksum yet
+    )
+    store.compact(RunState(run_id="r1", version=6))  # no warning: filterwarnings fails on one
+    assert not list(folder.glob("compaction.json*"))
+    assert [e.seq for e in store.history()] == [1, 2, 3, 4, 5, 6]
+    store.close()

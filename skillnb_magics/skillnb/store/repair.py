@@ -348,7 +348,7 @@ def repair(path: Path, *, now: datetime | None = None) -> RepairReport:
             files.extend([fixed] if fixed else [])
         tail = JournalTail(layout.journal)
         try:
-            recover(layout, tail)
+            recover(layout, tail, strict=True)
         except StoreCorrupted:
             moved.append(_move_aside(layout.intent, now))
         finally:
