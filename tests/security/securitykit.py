@@ -1,9 +1,10 @@
-"""Shared pieces of the security suite: hostile definitions, a sentinel, a saved notebook."""
+"""Shared pieces of the security suite: hostile definitions, notebooks, re-sealed lines."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,45 @@ def write_notebook(
     nb = {"cells": [cell], "metadata": metadata or {}, "nbformat": 4, "nbformat_minor": 5}
     path.write_text(json.dumps(nb), encoding="utf-8")
     return path
+
+
+def seal(obj: dict[str, Any]) -> bytes:
+    """A journal line for ``obj`` with a valid checksum, as a hostile writer would recompute it."""
+    content = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()[:-1]
+    return content + b',"crc":"%08x"}\n' % zlib.crc32(content + b"}")
+
+
+def reseal(path: Path, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` in every line of journal-like file ``path``, checksums redone."""
+    out = []
+    for raw in path.read_bytes().splitlines():
+        obj = json.loads(raw)
+        obj.pop("crc")
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace(old, new)
+        out.append(seal(json.loads(text)))
+    path.write_bytes(b"".join(out))
+
+
+def event_obj(seq: int, type_: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A journal event object (no checksum yet)."""
+    return {"v": 1, "seq": seq, "type": type_, "at": "2024-05-01T12:00:00+00:00", "data": data}
+
+
+def fact_data(key: str, value: Any = 1, seq: int = 2) -> dict[str, Any]:
+    """The data of a ``fact.formalized`` event for ``key``."""
+    fact = {
+        "v": 1,
+        "key": key,
+        "value": value,
+        "encoding": "json",
+        "restorable": True,
+        "kind": "data",
+        "version": 1,
+        "seq": seq,
+        "at": "2024-05-01T12:00:00Z",
+        "cell_id": None,
+        "source_hash": None,
+        "note": None,
+        "preview": str(value),
+    }
+    return {"fact": fact}

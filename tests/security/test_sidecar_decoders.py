@@ -20,6 +20,7 @@ from skillnb.core.safejson import JSONTooDeep, json_depth_exceeds, load_json
 from skillnb.errors import StoreCorrupted
 from skillnb.store import MemoryStore, SidecarStore
 from skillnb.store.codec import CodecError, decode
+from skillnb.store.compaction import StrayIntentWarning
 from skillnb.store.journal import MAX_DEPTH, EventRejected
 
 np = pytest.importorskip("numpy")
@@ -124,18 +125,28 @@ def test_a_deep_journal_line_with_a_valid_checksum_is_store_corrupted(tmp_path: 
     assert time.monotonic() - started < 1.0
 
 
-@pytest.mark.parametrize("name", ["snapshot.json", "compaction.json"])
-def test_a_deep_snapshot_or_compaction_record_is_store_corrupted(tmp_path: Path, name: str) -> None:
+def test_a_deep_snapshot_is_store_corrupted(tmp_path: Path) -> None:
     folder = tmp_path / "state"
     with SidecarStore(folder) as store:
         store.append([EventDraft(type="x", at=NOW, data={})], expected_version=0)
-    (folder / name).write_text('{"v":1,"run_id":"r","version":1,"x":' + nested(DEEP) + "}")
+    (folder / "snapshot.json").write_text(
+        '{"v":1,"run_id":"r","version":1,"x":' + nested(DEEP) + "}"
+    )
+    with SidecarStore(folder) as store, pytest.raises(StoreCorrupted, match="nested") as raised:
+        store.load()
+    assert raised.value.path == folder / "snapshot.json"
+
+
+def test_a_deep_compaction_record_is_set_aside(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
     with SidecarStore(folder) as store:
-        state = RunState(run_id="r", version=1)
-        read = store.load if name == "snapshot.json" else lambda: store.compact(state)
-        with pytest.raises(StoreCorrupted, match="nested") as raised:
-            read()
-    assert raised.value.path == folder / name
+        store.append([EventDraft(type="x", at=NOW, data={})], expected_version=0)
+    intent = folder / "compaction.json"
+    intent.write_text('{"v":1,"base":0,"head":1,"x":' + nested(DEEP) + "}")
+    with SidecarStore(folder) as store, pytest.warns(StrayIntentWarning, match="nested"):
+        store.compact(RunState(run_id="r", version=1))
+    assert not intent.exists()
+    assert [e.type for e in SidecarStore(folder).history()] == ["x"]
 
 
 def test_a_deep_blob_is_a_codec_error(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ json, pydantic or UnicodeDecodeError traceback."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from sidecar_helpers import draft, event_line, header_line, lines, seal, state_a
 from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store import NewerFormatError, SidecarStore
 from skillnb.store import journal as journal_module
+from skillnb.store.compaction import StrayIntentWarning
 from skillnb.store.sidecar import TornWriteWarning
 
 
@@ -239,9 +241,15 @@ def test_missing_segments_are_reported(sidecar_dir: Path) -> None:
 @pytest.mark.parametrize(
     "content", [b"", b"{", b"[]", b'{"v":1,"base":"x","head":2,"segment":"s"}', b"\xff"]
 )
-def test_a_damaged_compaction_record_names_the_file(sidecar_dir: Path, content: bytes) -> None:
+def test_a_damaged_compaction_record_is_set_aside_naming_the_file(
+    sidecar_dir: Path, content: bytes
+) -> None:
     write_journal(sidecar_dir, *GOOD)
-    (sidecar_dir / "compaction.json").write_bytes(content)
-    with pytest.raises(StoreCorrupted) as raised:
+    intent = sidecar_dir / "compaction.json"
+    intent.write_bytes(content)
+    with pytest.warns(StrayIntentWarning, match=re.escape(str(intent))):
         SidecarStore(sidecar_dir).compact(state_at(2))
-    assert_names(raised.value, sidecar_dir / "compaction.json", None)
+    [aside] = sidecar_dir.glob("compaction.json.stray-*")
+    assert aside.read_bytes() == content  # kept as it was, never deleted
+    assert not intent.exists()
+    assert [e.seq for e in SidecarStore(sidecar_dir).history()] == [1, 2]

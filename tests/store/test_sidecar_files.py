@@ -14,6 +14,7 @@ from sidecar_helpers import draft, event_line, lines, state_at
 
 from skillnb.errors import StoreCorrupted
 from skillnb.store import SidecarStore, sidecar_dir_for
+from skillnb.store.compaction import StrayIntentWarning
 from skillnb.store.sidecar import TornWriteWarning
 
 
@@ -252,7 +253,7 @@ def test_compaction_archives_the_journal_in_a_segment(
     [header] = lines(sidecar_dir / "journal.jsonl")
     crc = json.loads(header)["crc"]
     assert json.loads(header) == {"v": 1, "base": 3, "run": "run-test", "crc": crc}
-    assert json.loads((sidecar_dir / "snapshot.json").read_text())["version"] == 3
+    assert json.loads((sidecar_dir / "snapshot.json").read_text())["state"]["version"] == 3
     assert not (sidecar_dir / "compaction.json").exists()
 
 
@@ -302,15 +303,16 @@ def test_a_compaction_cut_short_loses_and_duplicates_nothing(sidecar_dir: Path, 
     reader.close()
 
 
-def test_a_compaction_record_that_does_not_match_is_reported(
+def test_a_compaction_record_that_does_not_match_is_set_aside(
     store: SidecarStore, sidecar_dir: Path
 ) -> None:
     store.append([draft()], expected_version=0)
     intent = sidecar_dir / "compaction.json"
     intent.write_text('{"v":1,"base":7,"head":9,"segment":"000000000008-000000000009.jsonl"}')
-    with pytest.raises(StoreCorrupted, match="does not match the journal") as raised:
+    with pytest.warns(StrayIntentWarning, match="does not match the journal"):
         store.compact(state_at(1))
-    assert raised.value.path == intent
+    assert not intent.exists()
+    assert len(list(sidecar_dir.glob("compaction.json.stray-*"))) == 1
 
 
 def test_a_missing_journal_continues_after_the_snapshot(

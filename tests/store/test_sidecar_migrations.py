@@ -18,6 +18,7 @@ from skillnb.store.codec import decode
 from skillnb.store.migrations import upgrade
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "sidecar_v1" / "analysis"
+GOLDEN_SEALED = Path(__file__).parent.parent / "fixtures" / "sidecar_v2" / "analysis"
 
 
 @pytest.fixture
@@ -55,6 +56,32 @@ def test_the_golden_v1_history_and_appends(golden: Path) -> None:
     assert history[3].data == {"trigger": "approve_budget", "from": "draft", "to": "approved"}
     assert store.append([draft("next")], expected_version=8)[0].seq == 9
     assert store.read_since(8) == [next(iter(store.read_since(8) or []))]
+
+
+def test_the_golden_v1_snapshot_is_sealed_by_the_next_compaction(golden: Path) -> None:
+    store = SidecarStore(golden)
+    loaded = store.load()
+    assert loaded.snapshot is not None
+    assert not (golden / "snapshot.json").read_bytes().startswith(b'{"v":2')
+    store.append([draft("next")], expected_version=8)
+    store.compact(loaded.snapshot.model_copy(update={"version": 9}))
+    assert (golden / "snapshot.json").read_bytes().startswith(b'{"v":2,"crc":"')
+    assert store.load().snapshot == loaded.snapshot.model_copy(update={"version": 9})
+
+
+def test_the_golden_sealed_snapshot_loads(tmp_path: Path) -> None:
+    folder = tmp_path / ".skillnb" / "analysis"
+    shutil.copytree(GOLDEN_SEALED, folder)
+    store = SidecarStore(folder)
+    loaded = store.load()
+    assert store.head() == 8
+    assert loaded.events == []
+    state = loaded.snapshot
+    assert state is not None
+    assert (state.run_id, state.version, state.state) == ("run-golden-1", 8, "approved")
+    assert state.facts["budget"].value == 1500
+    assert state.batches["resumes"].done == ["a.pdf"]
+    assert [e.seq for e in store.history()] == list(range(1, 9))
 
 
 def _rename_run_id(record: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from skillnb.core.limits import MAX_KEY, name_problem
+from skillnb.core.limits import ACTIVE_MARKUP, MAX_KEY, name_problem
 from skillnb.core.records import FactKind
 
 __all__ = [
@@ -31,11 +31,8 @@ __all__ = [
 MIRROR_VERSION = 1
 """Format version of the metadata mirror."""
 
-ACTIVE_MARKUP = re.compile(
-    r"<\s*/?\s*(script|iframe|object|embed|meta|link|style)\b|javascript\s*:|<[^>]*\son\w+\s*=",
-    re.IGNORECASE,
-)
-"""Markup a browser would act on: refused in a mirror's text (and defused when written)."""
+# ACTIVE_MARKUP (imported above, re-exported): markup a browser would act on, refused in a
+# mirror's text and defused when written; the one pattern names are checked against.
 
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 """Control characters (tab, newline and carriage return are allowed)."""

@@ -2,18 +2,23 @@
 
 One validator for every place a name is written or read back: the run's write path
 (:func:`check_event`, called for every event before it is committed), the workflow loader
-(workflow, gate, trigger and state names) and the notebook mirror's checker. A name is 1 to
-:data:`MAX_NAME` characters (fact and step keys up to :data:`MAX_KEY`) with no control,
-format or bidirectional-override characters and no active markup (``<script``, ``on...=``,
-``javascript:``), so it prints safely, survives the notebook mirror, and cannot reorder the
-text around it. Notes and messages are free text up to :data:`MAX_TEXT` characters.
+(workflow, gate, trigger and state names), the notebook mirror's checker, and every journal
+line, segment, snapshot and rebuilt notebook read back (:func:`event_problem`,
+:func:`state_problem`). A name is 1 to :data:`MAX_NAME` characters (fact and step keys up
+to :data:`MAX_KEY`) with no control, format or bidirectional-override characters and no
+active markup (``<script``, ``on...=``, ``javascript:``), so it prints safely, survives the
+notebook mirror, and cannot reorder the text around it. Notes and messages are free text up
+to :data:`MAX_TEXT` characters. A run id is stricter, since it names files (``<run id>.json``
+in a skill's archive, a sidecar set aside as ``<stem>~<run id>``): 1 to :data:`MAX_RUN_ID`
+ASCII letters, digits, ``-``, ``_`` and ``.``, starting with a letter or digit
+(:func:`check_run_id`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from skillnb.errors import SkillnbError
@@ -21,15 +26,20 @@ from skillnb.errors import SkillnbError
 __all__ = [
     "MAX_KEY",
     "MAX_NAME",
+    "MAX_RUN_ID",
     "MAX_TEXT",
     "InvalidName",
     "check_event",
     "check_key",
     "check_name",
+    "check_run_id",
     "check_text",
+    "event_problem",
     "json_too_deep",
     "name_problem",
+    "run_id_problem",
     "skill_slug",
+    "state_problem",
 ]
 
 MAX_KEY = 256
@@ -40,14 +50,22 @@ MAX_TEXT = 10_000
 """Longest note or message."""
 MAX_SKILL = 100
 """Longest skill name (it is a file name)."""
+MAX_RUN_ID = 64
+"""Longest run id (ids made here are 12 hex digits; older ones such as ``run-golden-1`` fit)."""
 MAX_JSON_DEPTH = 100
 """Deepest JSON value read back from a notebook's SKILL.nb outputs."""
 
 ACTIVE_MARKUP = re.compile(
-    r"<\s*/?\s*(script|iframe|object|embed|meta|link|style)\b|javascript\s*:|<[^>]*\son\w+\s*=",
+    r"<\s*/?\s*(script|iframe|frame|object|embed|applet|meta|link|style|base)\b"
+    r"|javascript\s*:"
+    r"|<[^>]*[\s/\"'`]on\w+\s*=",
     re.IGNORECASE,
 )
-"""Markup a browser would act on; never part of a name."""
+"""Markup a browser would act on; never part of a name.
+
+An event handler counts wherever an HTML tokenizer would start an attribute: after a space,
+but also after ``/`` or a quote (``<svg/onload=…>``, ``<img/src=x/onerror=…>``)."""
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 
 
@@ -101,6 +119,36 @@ def check_name(value: object, what: str, limit: int = MAX_NAME) -> str:
     if problem is not None:
         raise InvalidName(what, value, problem)
     assert isinstance(value, str)  # noqa: S101  # name_problem checked the type
+    return value
+
+
+def run_id_problem(value: object) -> str | None:
+    """Return why ``value`` is not an acceptable run id, or ``None`` when it is."""
+    if not isinstance(value, str):
+        return f"must be a string, not {type(value).__name__}"
+    if not value:
+        return "is not a run id: it is empty"
+    if len(value) > MAX_RUN_ID:
+        return f"is not a run id: {len(value)} characters long (limit {MAX_RUN_ID})"
+    if not (value.isascii() and _RUN_ID.fullmatch(value)):
+        return (
+            "is not a run id (ASCII letters, digits, '-', '_' and '.', starting with a letter "
+            "or digit: it names files)"
+        )
+    return None
+
+
+def check_run_id(value: object, what: str = "run id") -> str:
+    """Return ``value`` when it is an acceptable run id (it is used as a file name).
+
+    Raises:
+        InvalidName: it is not.
+
+    """
+    problem = run_id_problem(value)
+    if problem is not None:
+        raise InvalidName(what, value, problem)
+    assert isinstance(value, str)  # noqa: S101  # run_id_problem checked the type
     return value
 
 
@@ -201,7 +249,18 @@ def _key_ids(ids: Any) -> None:
             check_text(value if isinstance(value, str) else None, "key id", MAX_KEY * 4)
 
 
+def _run_id(value: Any) -> None:
+    check_run_id(value)
+
+
 _FIELDS: Mapping[str, Mapping[str, Callable[[Any], object]]] = {
+    "run.created": {"run_id": _run_id},
+    "workflow.bound": {"workflow": _name("workflow name"), "initial": _name("state name")},
+    "transition.fired": {
+        "trigger": _name("trigger name"),
+        "from": _name("state name"),
+        "to": _name("state name"),
+    },
     "fact.formalized": {"fact": _fact},
     "gate.reported": {"key": _keys("step key")},
     "approval.requested": {"approval": _approval},
@@ -213,7 +272,7 @@ _FIELDS: Mapping[str, Mapping[str, Callable[[Any], object]]] = {
     "batch.declared": {"batch": _name("batch name"), "items": _each_key("batch item key")},
     "batch.item_done": {"batch": _name("batch name"), "item": _keys("batch item key")},
     "keyids.set": {"ids": _key_ids},
-    "milestone.recorded": {"name": _name("milestone name")},
+    "milestone.recorded": {"name": _name("milestone name"), "state": _name("state name")},
 }
 
 
@@ -227,3 +286,77 @@ def check_event(type_: str, data: Mapping[str, Any]) -> None:
     for field, check in _FIELDS.get(type_, {}).items():
         if field in data:
             check(data[field])
+
+
+def event_problem(type_: str, data: Mapping[str, Any]) -> str | None:
+    """Tell why an event read back breaks the rules :func:`check_event` applies on write.
+
+    Returns:
+        The problem in one line (what, which value, which rule), or ``None``.
+
+    """
+    fields = _FIELDS.get(type_)
+    if fields is None:
+        return None
+    try:
+        for field, check in fields.items():
+            if field in data:
+                check(data[field])
+    except InvalidName as exc:
+        return f"{type_} event: {exc}"
+    return None
+
+
+_STATE = _name("state name")
+_FACT_KEY = _keys("fact key")
+_NOTE = _text("note")
+
+
+def _state_names(state: Any) -> Iterator[tuple[Any, Callable[[Any], object]]]:
+    """The names of a run state with their checks (``state`` is a ``RunState``)."""
+    yield state.run_id, _optional_run_id
+    yield state.workflow, _name("workflow name")
+    yield state.state, _STATE
+    for name in state.visited:
+        yield name, _STATE
+    for key, fact in state.facts.items():
+        yield key, _FACT_KEY
+        yield fact.key, _FACT_KEY
+        yield fact.note, _NOTE
+    step = _keys("step key")
+    for key in state.steps:
+        yield key, step
+    batch_name, item_keys = _name("batch name"), _each_key("batch item key")
+    for name, batch in state.batches.items():
+        yield name, batch_name
+        yield batch.items, item_keys
+    message = _text("approval message")
+    for approval in state.approvals.values():
+        yield approval.message, message
+    milestone_name = _name("milestone name")
+    for milestone in state.milestones:
+        yield milestone.name, milestone_name
+    yield state.key_ids, _key_ids
+
+
+def _optional_run_id(value: Any) -> None:
+    if value:  # a state folded from a journal without run.created has none
+        check_run_id(value)
+
+
+def state_problem(state: Any) -> str | None:
+    """Tell why a run state read back (a snapshot) holds a name :func:`check_event` refuses.
+
+    Args:
+        state: a :class:`~skillnb.core.records.RunState`.
+
+    Returns:
+        The problem in one line, or ``None``.
+
+    """
+    for value, check in _state_names(state):
+        try:
+            check(value)
+        except InvalidName as exc:
+            return str(exc)
+    return None

@@ -17,7 +17,10 @@ notebook (the run's events from the outputs, the metadata mirror, the ``%%workfl
 4. records a ``run.rebuilt`` event (what was replayed, skipped and preview-only) and commits
    everything in one atomic append, under the store lock, to an empty sidecar.
 
-Rebuilding never overwrites an existing sidecar. Nothing read from the notebook is evaluated.
+Rebuilding never overwrites an existing sidecar. Nothing read from the notebook is evaluated,
+and every name in it passes the validators a run writes with (:mod:`skillnb.core.limits`): an
+event holding a name the run would refuse is skipped, and a run id that is not one (it names
+files: ``../../x``) stops the rebuild before anything is written.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillnb.core.limits import event_problem, run_id_problem
 from skillnb.core.records import Event, EventDraft, Fact, RunState
 from skillnb.core.state import MalformedEvent, apply
 from skillnb.errors import SkillnbError
@@ -59,6 +63,8 @@ class _Replay:
         self.add(EventDraft(type="run.created", at=at, data={"run_id": run_id}))
 
     def add(self, draft: EventDraft) -> bool:
+        if event_problem(draft.type, draft.data) is not None:
+            return False  # a name the run would refuse to write: never written here either
         candidate = Event(seq=self.state.version + 1, type=draft.type, at=draft.at, data=draft.data)
         trial = self.state.model_copy(deep=True)
         try:
@@ -170,7 +176,19 @@ def rebuild_run(
 
 
 def _replayed(found: Recovered, notebook: str, now: datetime) -> _Replay:
-    """Replay what was found, add the preview-only facts and the ``run.rebuilt`` record."""
+    """Replay what was found, add the preview-only facts and the ``run.rebuilt`` record.
+
+    Raises:
+        SkillnbError: the notebook names a run id that is not one.
+
+    """
+    named = found.run_id
+    problem = None if named is None else run_id_problem(named)
+    if named is not None and problem is not None:
+        raise SkillnbError(
+            f"{notebook}: the notebook names the run id {named[:80]!r}, which {problem}; "
+            "nothing was rebuilt"
+        )
     replay = _Replay(
         found.run_id or uuid.uuid4().hex[:12], found.events[0].at if found.events else now
     )

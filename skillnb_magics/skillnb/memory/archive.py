@@ -5,7 +5,10 @@ nothing from Jupyter. :func:`archive_run`:
 
 1. refuses a run that is not finished (its state still has triggers) unless forced;
 2. writes the run's final facts, summary and key events to
-   ``$SKILLNB_HOME/archive/<skill>/<run_id>.json`` (``0o600``, atomic);
+   ``$SKILLNB_HOME/archive/<skill>/<run_id>.json`` (``0o600``, atomic), sealed with the
+   sha256 of its content (:func:`read_record` checks it); the run id must be one
+   (:func:`~skillnb.core.limits.check_run_id`) and the path must stay inside the skill's
+   folder, so a run id read from someone else's files can never name another file;
 3. files its recall items (:func:`~skillnb.memory.run_items.recall_items`) into the skill's
    index (:class:`~skillnb.memory.recall.RecallIndex`);
 4. records an ``archived`` milestone, compacts the run and packs its segments into one gzip
@@ -17,6 +20,7 @@ Archiving again files the run again (its items are replaced, not doubled).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillnb.errors import SkillnbError
+from skillnb.core.limits import check_run_id
+from skillnb.core.safejson import load_json
+from skillnb.errors import SkillnbError, StoreCorrupted, UnsafePath
 from skillnb.memory.home import default_home
 from skillnb.memory.recall import Recalled, RecallIndex
 from skillnb.memory.run_items import recall_items
@@ -33,7 +39,7 @@ from skillnb.store import durable
 if TYPE_CHECKING:
     from skillnb.run import Run
 
-__all__ = ["ArchiveReport", "archive_run", "default_query", "recall_for"]
+__all__ = ["ArchiveReport", "archive_run", "default_query", "read_record", "recall_for"]
 
 ARCHIVE_VERSION = 1
 _SUMMARY_CHARS = 6000
@@ -112,6 +118,48 @@ def _record(run: Run, summary: str, events: list[str], archived_at: str) -> dict
     }
 
 
+def _digest(record: Mapping[str, Any]) -> str:
+    """The sha256 of ``record``'s content (without its own checksum), in canonical JSON."""
+    content = {k: v for k, v in record.items() if k != "sha256"}
+    canonical = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _sealed(record: dict[str, Any]) -> bytes:
+    return json.dumps({**record, "sha256": _digest(record)}, ensure_ascii=False, indent=1).encode()
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """Read the archive record at ``path``, checked against its checksum.
+
+    Raises:
+        StoreCorrupted: the file is not a JSON object, has no checksum, or its content does
+            not match it (it was altered or damaged).
+        UnsafePath: it is a symlink or not a regular file.
+        FileNotFoundError: there is no such record.
+
+    """
+    try:
+        record = load_json(durable.read_file(path), max_depth=128)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise StoreCorrupted(path, f"unreadable archive record: {exc}") from None
+    if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
+        raise StoreCorrupted(path, "not an archive record with a checksum")
+    if record.get("v") != ARCHIVE_VERSION:
+        raise StoreCorrupted(path, f"archive record format {record.get('v')!r} is not known")
+    if _digest(record) != record["sha256"]:
+        raise StoreCorrupted(path, "checksum mismatch (the archive record was altered)")
+    return record
+
+
+def _record_path(folder: Path, run_id: str) -> Path:
+    """``folder/<run_id>.json``, refusing any run id that would name a file elsewhere."""
+    path = folder / f"{check_run_id(run_id)}.json"
+    if path.parent != folder or path.name.startswith("."):
+        raise UnsafePath(path, "the run id would put the archive record outside its folder")
+    return path
+
+
 def archive_run(
     run: Run,
     *,
@@ -124,8 +172,10 @@ def archive_run(
 
     Raises:
         SkillnbError: the run has no workflow, or is not finished and ``force`` is false.
+        InvalidName: the run's id is not a run id (nothing is written).
 
     """
+    check_run_id(run.id)
     skill = _skill(run)
     _check_finished(run, force)
     before = _folder_bytes(run)
@@ -138,8 +188,8 @@ def archive_run(
     folder = home / "archive" / skill
     durable.ensure_private_dir(folder.parent)
     durable.ensure_private_dir(folder)
-    path = folder / f"{run.id}.json"
-    durable.atomic_write(path, json.dumps(record, ensure_ascii=False, indent=1).encode())
+    path = _record_path(folder, run.id)
+    durable.atomic_write(path, _sealed(record))
     index = RecallIndex(skill, root=home)
     workflow = run.workflow.name if run.workflow is not None else None
     filed = index.file_run(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from skillnb.core.limits import check_run_id
 from skillnb.errors import SkillnbError
 from skillnb.store.durable import FileLock, fsync_dir
 from skillnb.store.layout import SidecarLayout
@@ -19,10 +20,16 @@ __all__ = ["aside_folder", "restore_aside", "set_aside"]
 
 
 def aside_folder(folder: Path, run_id: str) -> Path:
-    """Where run ``run_id`` of sidecar ``folder`` lives once set aside."""
-    if not run_id or "/" in run_id or run_id.startswith("."):
+    """Where run ``run_id`` of sidecar ``folder`` lives once set aside (beside ``folder``).
+
+    Raises:
+        InvalidName: ``run_id`` is not a run id (:func:`~skillnb.core.limits.check_run_id`).
+
+    """
+    target = folder.with_name(f"{folder.name}~{check_run_id(run_id)}")
+    if target.parent != folder.parent:
         raise SkillnbError(f"not a run id: {run_id!r}")
-    return folder.with_name(f"{folder.name}~{run_id}")
+    return target
 
 
 def _rename_locked(source: Path, target: Path) -> None:

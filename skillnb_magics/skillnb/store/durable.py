@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from skillnb.errors import UnsafePath
+from skillnb.store.ownership import permission_error
 
 __all__ = [
     "DIR_MODE",
@@ -395,6 +396,9 @@ class FileLock:
         try:
             os.fchmod(fd, FILE_MODE)  # a regular file opened without following a link
             fsync_dir(self._path.parent)
+        except PermissionError as exc:  # another user's lock file: say whose, and where
+            os.close(fd)
+            raise permission_error(exc, self._path) from None
         except BaseException:
             os.close(fd)
             raise

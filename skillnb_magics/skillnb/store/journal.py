@@ -28,8 +28,13 @@ Damage rules, applied by :func:`scan`:
 * A file whose first line is not a journal header or event (``[1,2,3]``, plain text) raises
   ``StoreCorrupted("not a SKILL.nb journal")``: it is never taken for an empty run.
 
-Writer and reader agree on :data:`MAX_LINE_BYTES` and :data:`MAX_DEPTH` exactly: a line the
-reader would refuse is refused by :func:`encode_events` before anything is written.
+* A complete, checksummed line whose names break the rules of :mod:`skillnb.core.limits` (a
+  run id with ``/``, a fact key of millions of characters, a NUL, ``<script>``) is
+  ``StoreCorrupted`` too, naming the file and line: what was valid on write is checked again on
+  read, since the file may have been written by someone else.
+
+Writer and reader agree on :data:`MAX_LINE_BYTES`, :data:`MAX_DEPTH` and the names exactly: a
+line the reader would refuse is refused by :func:`encode_events` before anything is written.
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
+from skillnb.core.limits import InvalidName, check_run_id, event_problem
 from skillnb.core.records import RECORD_VERSION, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
@@ -69,6 +76,7 @@ __all__ = [
     "encode_header",
     "event_text",
     "looks_like_journal",
+    "names_problem",
     "parse_line",
     "scan",
 ]
@@ -214,9 +222,14 @@ def encode_events(events: Sequence[Event], checked: Sequence[bool] = ()) -> byte
     Raises:
         EventRejected: an event's data is not JSON (NaN, a set, a lone surrogate, ...), nests
             deeper than :data:`MAX_DEPTH`, or its line would be longer than
-            :data:`MAX_LINE_BYTES` (newline excluded): exactly what :func:`scan` would refuse.
+            :data:`MAX_LINE_BYTES` (newline excluded), or holds a name
+            :mod:`skillnb.core.limits` refuses: exactly what :func:`scan` would refuse.
 
     """
+    for event in events:
+        problem = event_problem(event.type, event.data)
+        if problem is not None:
+            raise EventRejected(f"event {event.seq} cannot be journaled: {problem}")
     last = len(events) - 1
     if last == 0:  # the usual append: one event
         return _sealed_line(events[0], False, bool(checked) and checked[0])
@@ -225,7 +238,14 @@ def encode_events(events: Sequence[Event], checked: Sequence[bool] = ()) -> byte
 
 
 def encode_header(base: int, run_id: str | None = None) -> bytes:
-    """Encode the header line of run ``run_id``'s journal, continuing after version ``base``."""
+    """Encode the header line of run ``run_id``'s journal, continuing after version ``base``.
+
+    Raises:
+        InvalidName: ``run_id`` is not a run id (:func:`~skillnb.core.limits.check_run_id`).
+
+    """
+    if run_id is not None:
+        check_run_id(run_id)
     content = b'{"v":%d,"base":%d' % (RECORD_VERSION, base)
     if run_id is not None:
         content += b',"run":' + json.dumps(run_id).encode("ascii")
@@ -281,6 +301,11 @@ def _header(obj: dict[str, Any], more: bool) -> JournalHeader:
     base, run_id = obj["base"], obj.get("run")
     if type(base) is not int or base < 0 or more or not (run_id is None or type(run_id) is str):
         raise BadLine(f"malformed journal header {obj!r:.200}")
+    if run_id is not None:
+        try:
+            check_run_id(run_id, "the journal header's run id")
+        except InvalidName as exc:
+            raise BadLine(str(exc)) from None
     return JournalHeader(base, run_id)
 
 
@@ -439,20 +464,46 @@ def scan(
     many = data.count(b"\n", 0, _FEW_LINES_BYTES) >= _FEW_LINES  # few: one by one is faster
     # A long journal builds many events that stay alive: no cycles to collect meanwhile.
     with gc_paused() if many else nullcontext():
+        found = None
         if many:
-            plain = _scan_plain(
+            found = _scan_plain(
                 data, path=path, start=start, next_seq=next_seq, header=header_allowed
             )
-            if plain is not None:
-                return plain
-        return _scan_lines(
-            data,
-            path=path,
-            start=start,
-            first_line=first_line,
-            next_seq=next_seq,
-            header_allowed=header_allowed,
-        )
+        if found is None:
+            found = _scan_lines(
+                data,
+                path=path,
+                start=start,
+                first_line=first_line,
+                next_seq=next_seq,
+                header_allowed=header_allowed,
+            )
+    _refuse_bad_names(found, path=path, first_line=first_line)
+    return found
+
+
+def names_problem(event: Event) -> str | None:
+    """Why ``event``'s names break the rules of :mod:`skillnb.core.limits` (``None``: none)."""
+    return event_problem(event.type, event.data)
+
+
+def _refuse_bad_names(found: Scan, *, path: Path, first_line: int) -> None:
+    """Check the names of every committed event again, as they were checked on write.
+
+    Raises:
+        StoreCorrupted: naming the file and the line of the first event that breaks a rule.
+
+    """
+    events = found.events
+    if isinstance(events, EventRecords):  # the columns: no Event built for the check
+        pairs: Any = zip(events.types, events.data, strict=True)
+    else:
+        pairs = ((e.type, e.data) for e in events)
+    line = first_line + (found.header is not None)
+    for i, (type_, data) in enumerate(pairs):
+        problem = event_problem(type_, data)
+        if problem is not None:
+            raise StoreCorrupted(path, problem, line=line + i)
 
 
 def _scan_lines(

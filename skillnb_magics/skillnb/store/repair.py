@@ -49,6 +49,7 @@ from skillnb.store.journal import (
     encode_events,
     encode_header,
     looks_like_journal,
+    names_problem,
     parse_line,
 )
 from skillnb.store.layout import SidecarLayout
@@ -149,6 +150,9 @@ def _salvage(data: bytes, path: Path, *, header_allowed: bool) -> _Salvage:
             item, more = parse_line(raw, path=path, line=number)
         except BadLine:
             found.damaged.append(number)
+            continue
+        if not isinstance(item, JournalHeader) and names_problem(item) is not None:
+            found.damaged.append(number)  # a name the reader refuses: damage, kept aside
             continue
         if isinstance(item, JournalHeader):
             if header_allowed and number == 1:
@@ -344,7 +348,7 @@ def repair(path: Path, *, now: datetime | None = None) -> RepairReport:
             files.extend([fixed] if fixed else [])
         tail = JournalTail(layout.journal)
         try:
-            recover(layout, tail)
+            recover(layout, tail, strict=True)
         except StoreCorrupted:
             moved.append(_move_aside(layout.intent, now))
         finally:

@@ -21,7 +21,11 @@ where they went.
 
 Nothing is followed through a symlink: the sidecar folder, ``.skillnb/`` above it, and every
 file and folder inside are checked (see :mod:`skillnb.store.layout`); a symlink is
-:class:`~skillnb.errors.UnsafePath` and nothing is read or written through it.
+:class:`~skillnb.errors.UnsafePath` and nothing is read or written through it. A sidecar that
+another user made, or that anyone may write, is read with one
+:class:`~skillnb.store.ownership.ForeignSidecarWarning` naming owners and modes, and a write the
+file system refuses raises a ``PermissionError`` naming the file (see
+:mod:`skillnb.store.ownership`).
 
 The journal is created with its first append, atomically, with a header naming the run (the
 ``run_id`` of a ``run.created`` event in that append, or the snapshot's), so a journal never
@@ -59,6 +63,7 @@ from skillnb.store.durable import (
 from skillnb.store.history import read_history
 from skillnb.store.journal import encode_events, encode_header
 from skillnb.store.layout import SidecarLayout, sidecar_dir_for
+from skillnb.store.ownership import permission_error, warn_if_exposed
 from skillnb.store.packing import pack_segments
 from skillnb.store.protocol import Loaded
 from skillnb.store.snapshot import encode_snapshot, read_snapshot
@@ -69,6 +74,10 @@ __all__ = ["SidecarStore", "TornWriteWarning", "sidecar_dir_for"]
 
 class TornWriteWarning(SkillnbWarning):
     """A crashed writer left an unfinished write at the end of a journal (never acknowledged)."""
+
+
+_OWNED = ("journal.jsonl", "snapshot.json", "lock", "segments", "blobs", "compaction.json")
+"""The parts of a sidecar whose owner and mode the first load looks at (besides the folder)."""
 
 
 def _no_hook(phase: str) -> None:
@@ -158,6 +167,7 @@ class SidecarStore(Closing):
         self._torn_seen: tuple[object, ...] | None = None
         self._fresh = False  # the tail is current: refreshed while this object holds the lock
         self._snapshot_size: tuple[tuple[object, ...], int] | None = None  # see snapshot_bytes
+        self._owners_seen = False  # whose the folder is: looked at on the first load
 
     # -- protocol -----------------------------------------------------------------------------
 
@@ -196,11 +206,14 @@ class SidecarStore(Closing):
     def _acquire(self) -> None:
         if self._closed:
             self._check_open()
-        if not self._root_ready:
-            self._layout.check_root()
-            ensure_dir(self._layout.root, guarded=self._layout.guarded)
-            self._root_ready = True
-        self._lock.acquire()
+        try:
+            if not self._root_ready:
+                self._layout.check_root()
+                ensure_dir(self._layout.root, guarded=self._layout.guarded)
+                self._root_ready = True
+            self._lock.acquire()
+        except PermissionError as exc:
+            raise self._named(exc) from None
 
     def _release(self) -> None:
         if self._lock.depth != 1:
@@ -247,6 +260,8 @@ class SidecarStore(Closing):
         """
         with self._mutex:
             self._check_open()
+            if not self._owners_seen:
+                self._warn_if_foreign()
             snapshot = self._read_snapshot()
             events = self._tail.reload()
             self._notice_torn()
@@ -459,10 +474,23 @@ class SidecarStore(Closing):
         self._refresh()
         if self._tail.missing:
             return None
-        fd = self._appender.descriptor()
+        try:
+            fd = self._appender.descriptor()
+        except PermissionError as exc:
+            raise self._named(exc) from None
         if self._tail.size > self._tail.end:
             self._move_torn_tail()
         return fd
+
+    def _named(self, exc: PermissionError) -> PermissionError:
+        """``exc`` naming the file refused (its owner and mode), the folder when it names none."""
+        return permission_error(exc, Path(exc.filename) if exc.filename else self._layout.root)
+
+    def _warn_if_foreign(self) -> None:
+        """Warn once when the folder or a file in it is another user's, or anyone may write it."""
+        self._owners_seen = True
+        if self._layout.check_root():
+            warn_if_exposed(self._layout.root, _OWNED, stacklevel=5)
 
     def _create_journal(self, base: int, run_id: str | None, lines: bytes) -> None:
         """Create the journal with its header and first lines, atomically (lock held)."""
@@ -470,7 +498,12 @@ class SidecarStore(Closing):
             snapshot = self._read_snapshot()
             run_id = snapshot.run_id or None if snapshot is not None else None
         header = encode_header(base, run_id) if base or run_id is not None else b""
-        atomic_write(self._layout.journal, header + lines, hook=self._hook, phase="append.create")
+        try:
+            atomic_write(
+                self._layout.journal, header + lines, hook=self._hook, phase="append.create"
+            )
+        except PermissionError as exc:
+            raise self._named(exc) from None
         self._hook("append.synced")
         self._tail.reload()
 
