@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from skillnb.errors import RunReplaced, SkillnbError
+from skillnb.server.longpoll import LongPolls, clamp_wait, wait_version
 from skillnb.server.paths import ensure_inside, resolve_notebook
 from skillnb.server.readonly import ReadOnlyRun, ReadOnlyStore
 
@@ -151,6 +152,7 @@ class RunRegistry:
         self._cache: OrderedDict[tuple[Path, bool], RunLike] = OrderedDict()
         self._cache_size = cache_size
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillnb-runs")
+        self._polls = LongPolls()
 
     async def call(self, operation: Callable[[], T]) -> T:
         """Run ``operation`` on the registry's worker thread and return its result."""
@@ -169,17 +171,20 @@ class RunRegistry:
     async def wait_version(self, request_path: str, after: int, wait: float) -> dict[str, Any]:
         """Like :meth:`version`, but for a team run held until it passes ``after`` (long poll).
 
-        The wait runs on the loop's default executor, not on the registry's worker.
+        The wait (clamped to :data:`~skillnb.server.longpoll.MAX_WAIT`, ``nan`` and negative
+        values to none) runs on the long polls' own threads, not on the registry's worker nor
+        the loop's default executor; when they are all taken it is answered at once, without
+        ``live``, so the panel polls instead.
         """
-        from skillnb.server.longpoll import wait_version
-
         now = await self.version(request_path)
         watch = self._access.watch
         if not now["exists"] or watch is None:
             return {**now, "live": False}
         notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, wait_version, watch(notebook), after, wait)
+        held = self._polls.submit(partial(wait_version, watch(notebook), after, clamp_wait(wait)))
+        if held is None:
+            return {**now, "live": False}
+        return await asyncio.wrap_future(held)
 
     async def decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
@@ -193,6 +198,7 @@ class RunRegistry:
 
     def close(self) -> None:
         """Close the open runs and stop the worker thread."""
+        self._polls.close()
         self._executor.shutdown(wait=True, cancel_futures=True)
         while self._cache:
             self._cache.popitem(last=False)[1].close()
