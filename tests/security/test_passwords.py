@@ -9,6 +9,7 @@ or ``pull``, not any error.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from pg import PgServer, fresh_database, run_name
 from skillnb.cli.main import main
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
+from skillnb.store.choose import open_store
 from skillnb.store.pg_url import password_of, redact, scrub
 from skillnb.store.postgres import PostgresStore
 
@@ -61,6 +63,17 @@ def test_a_mistyped_url_keeps_the_password_out_of_the_error() -> None:
     assert "Sekr1t" not in repr(raised.value)
     assert "IPv6" in text  # libpq's reason is kept, only the password goes
     assert raised.value.__cause__ is None
+
+
+def test_a_mistyped_url_for_a_servers_pool_is_refused_without_the_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = "postgresql://ann:Sekr1t-pw@[::1:5432/db"
+    with caplog.at_level(logging.DEBUG), pytest.raises(SkillnbError) as raised:
+        open_store(url, "market/weekly", pooled=True)  # as the server opens a team run
+    assert "Sekr1t" not in str(raised.value)
+    assert "IPv6" in str(raised.value)
+    assert all("Sekr1t" not in record.getMessage() for record in caplog.records)
 
 
 @pytest.mark.parametrize("secret", SECRETS[:3])
