@@ -160,6 +160,15 @@ class Run(Closing):
         self.journal.flush_memory()
         return self.journal.memory
 
+    def adopt(self) -> None:
+        """Take this run as yours: from now on it writes your skill memory.
+
+        A run opened from someone else's files (a cloned notebook, a colleague's team run)
+        reads your skill memory but does not write it (see :mod:`skillnb.memory.owned`)
+        until adopted; the adoption is recorded in ``$SKILLNB_HOME``, not in the run.
+        """
+        self.journal.adopt()
+
     def bind(self, workflow: Workflow) -> None:
         """Bind ``workflow`` to this run (recorded when its definition changed).
 
@@ -653,7 +662,9 @@ def open_run(
         user: who approvals are attributed to by default (``$SKILLNB_USER`` or the OS user).
         env: the environment to read settings from (defaults to ``os.environ``).
         memory: a :class:`~skillnb.skillmemory.SkillMemory`, ``False`` to feed none, or
-            ``None`` for the workflow's skill memory.
+            ``None`` for the workflow's skill memory, written only when the run belongs to
+            this user here (created here or adopted: :mod:`skillnb.memory.owned`); ``True``
+            (or a memory given) writes it for this opened run whoever created it.
         blob_threshold: values whose JSON is larger go to the blob folder.
         profile: the run profile (``$SKILLNB_PROFILE``, else ``default``); gates whose
             ``bypass_in`` names it are not evaluated, and each bypass is recorded.

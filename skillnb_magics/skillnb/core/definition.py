@@ -22,7 +22,22 @@ from skillnb.core.registry import is_import_ref
 from skillnb.core.yamlsafe import DocPath, SourceMap
 from skillnb.errors import WorkflowError
 
-__all__ = ["ANY_STATE", "Definition", "Transition", "parse"]
+__all__ = [
+    "ANY_STATE",
+    "MAX_GATES",
+    "MAX_STATES",
+    "MAX_TRANSITIONS",
+    "Definition",
+    "Transition",
+    "parse",
+]
+
+MAX_STATES = 10_000
+"""Most states a definition may declare (a stored one is refused past it, as a written one)."""
+MAX_TRANSITIONS = 20_000
+"""Most transitions a definition may declare."""
+MAX_GATES = 2_000
+"""Most gates a definition may declare (each check gate is compiled at load)."""
 
 ANY_STATE: Literal["*"] = "*"
 """The ``from:`` value meaning "from any state"."""
@@ -134,6 +149,24 @@ def parse(data: Any, smap: SourceMap) -> tuple[Definition | None, list[WorkflowE
     return (definition if not errors else None), errors
 
 
+def _reached(initial: str, transitions: tuple[Transition, ...]) -> set[str]:
+    """The states reachable from ``initial``, in time linear in the definition's size."""
+    leaving: dict[str, list[str]] = {ANY_STATE: []}  # targets by source state
+    for t in transitions:
+        for source in (ANY_STATE,) if t.source == ANY_STATE else t.source:
+            leaving.setdefault(source, []).append(t.target)
+    reached, frontier = {initial}, [initial]
+    anywhere = leaving.pop(ANY_STATE)  # reached from the first state taken: once is enough
+    while frontier:
+        targets = [*leaving.pop(frontier.pop(), ()), *anywhere]
+        anywhere = []
+        for target in targets:
+            if target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    return reached
+
+
 class _Checker(FieldChecker):
     """Collects problems while walking a definition."""
 
@@ -156,6 +189,8 @@ class _Checker(FieldChecker):
             return None
         allowed = _WORKFLOW_KEYS if path else (*_WORKFLOW_KEYS, "workflow")
         self.keys(body, path, allowed, required=("name", "states"))
+        if not self.within_limits(body, path):
+            return None  # refused before any work proportional to its size
         name = self.ident(body.get("name", "?"), (*path, "name"), "name")
         states = self.states(body["states"], (*path, "states")) if "states" in body else ()
         initial = states[0] if states else None
@@ -178,6 +213,32 @@ class _Checker(FieldChecker):
         return Definition(
             name, states, initial, skill, description, transitions, gates, self.profiles
         )
+
+    def within_limits(self, body: dict[Any, Any], path: DocPath) -> bool:
+        """Check the counts of states, transitions and gates against their limits."""
+        fine = True
+        for key, limit in (
+            ("states", MAX_STATES),
+            ("transitions", MAX_TRANSITIONS),
+            ("gates", MAX_GATES),
+        ):
+            value = body.get(key)
+            if isinstance(value, list | dict) and len(value) > limit:
+                self.err(
+                    (*path, key),
+                    f"{len(value):,} {key} is more than a definition may hold "
+                    f"(the limit is {limit:,} {key})",
+                )
+                fine = False
+        return fine
+
+    def text(self, value: Any, path: DocPath, what: str) -> str | None:
+        """Read a non-empty string of at most ``MAX_TEXT`` characters (names, messages, ...)."""
+        text = super().text(value, path, what)
+        if text is not None and len(text) > MAX_TEXT:
+            self.err(path, f"{what} is longer than {MAX_TEXT:,} characters (the limit for a text)")
+            return None
+        return text
 
     def profile_names(self, value: Any, path: DocPath) -> tuple[str, ...]:
         if not isinstance(value, list):
@@ -252,7 +313,7 @@ class _Checker(FieldChecker):
         if not isinstance(value, list) or not value:
             self.err(path, f"states must be a non-empty list of names, not {kind_of(value)}")
             return ()
-        seen: list[str] = []
+        seen: dict[str, None] = {}  # ordered, and O(1) to look up
         for i, item in enumerate(value):
             state = self.ident(item, (*path, i), "a state name")
             if state is None:
@@ -262,7 +323,7 @@ class _Checker(FieldChecker):
             elif state in seen:
                 self.err((*path, i), f"duplicate state {state!r} (each state is listed once)")
             else:
-                seen.append(state)
+                seen[state] = None
         return tuple(seen)
 
     def reachable(
@@ -272,13 +333,7 @@ class _Checker(FieldChecker):
         transitions: tuple[Transition, ...],
         path: DocPath,
     ) -> None:
-        reached, frontier = {initial}, [initial]
-        while frontier:
-            state = frontier.pop()
-            for t in transitions:
-                if t.applies_to(state) and t.target not in reached:
-                    reached.add(t.target)
-                    frontier.append(t.target)
+        reached = _reached(initial, transitions)
         for i, state in enumerate(states):
             if state not in reached:
                 self.err(

@@ -9,6 +9,11 @@ costs its length, and comparing or scanning values costs their :func:`weight` (e
 counted deeply, strings by 64-character blocks, shared references counted each time they
 appear, because that is what a comparison walks). A budget that runs out, or a deadline
 that passes, raises :class:`BudgetExceeded`, which the gate reports as a failure.
+
+One evaluation of many gates (a ``check()``, a gated cell, every transition of a
+``describe()``) shares a :class:`TotalBudget`: each check's own budget is cut to what the
+total has left, and once it is spent the remaining checks fail at once, so 100 checks of half
+a second each cost :data:`TOTAL_SECONDS`, not 50 s.
 """
 
 from __future__ import annotations
@@ -23,8 +28,11 @@ __all__ = [
     "MAX_NESTING",
     "MAX_SECONDS",
     "MAX_UNITS",
+    "TOTAL_SECONDS",
+    "TOTAL_UNITS",
     "Budget",
     "BudgetExceeded",
+    "TotalBudget",
     "weight",
 ]
 
@@ -32,6 +40,10 @@ MAX_UNITS = 5_000_000
 """Work units one evaluation may spend (a fraction of a second of work)."""
 MAX_SECONDS = 0.5
 """Wall-clock seconds one evaluation may take, whatever the units say."""
+TOTAL_UNITS = 20_000_000
+"""Work units all the checks of one evaluation may spend together."""
+TOTAL_SECONDS = 2.0
+"""Wall-clock seconds all the checks of one evaluation may take together."""
 MAX_NESTING = 100
 """Deepest value a check may compare or scan."""
 _CHARS_PER_UNIT = 64
@@ -107,6 +119,50 @@ class Budget:
     def _check_clock(self) -> None:
         if self._clock() > self._deadline:
             raise BudgetExceeded("check exceeded its time budget")
+
+
+class TotalBudget:
+    """The units and the deadline that all the checks of one evaluation share.
+
+    Args:
+        units: the units available to all of them.
+        seconds: the wall-clock time available to all of them.
+        clock: seconds, for the deadline (injectable).
+
+    """
+
+    __slots__ = ("_clock", "_deadline", "remaining", "seconds", "units")
+
+    def __init__(
+        self,
+        units: int = TOTAL_UNITS,
+        seconds: float = TOTAL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.units = units
+        self.seconds = seconds
+        self.remaining = units
+        self._clock = clock
+        self._deadline = clock() + seconds
+
+    def next(self) -> Budget:
+        """The budget of the next check: its own limits, cut to what the total has left.
+
+        Raises:
+            BudgetExceeded: the total is spent (the check is then not evaluated at all).
+
+        """
+        left = self._deadline - self._clock()
+        if left <= 0 or self.remaining <= 0:
+            raise BudgetExceeded(
+                f"not evaluated: the checks of this evaluation spent their total budget "
+                f"({self.seconds:g} s, {self.units} units)"
+            )
+        return Budget(min(MAX_UNITS, self.remaining), min(MAX_SECONDS, left), self._clock)
+
+    def spend(self, budget: Budget) -> None:
+        """Take what ``budget`` (from :meth:`next`) used off the total."""
+        self.remaining -= max(budget.units - budget.remaining, 0)
 
 
 def weight(value: Any, cap: int, tick: Callable[[], None] | None = None) -> int:

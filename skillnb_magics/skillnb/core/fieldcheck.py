@@ -37,6 +37,8 @@ class FieldChecker:
     def __init__(self, smap: SourceMap) -> None:
         self.smap = smap
         self.errors: list[WorkflowError] = []
+        self._sets: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+        """Each ``known`` tuple as a set, by identity: a lookup costs O(1), not O(len)."""
 
     def err(self, path: DocPath, problem: str, *, key: bool = False) -> None:
         """Record a problem at ``path`` (at its key when ``key``)."""
@@ -102,7 +104,10 @@ class FieldChecker:
 
     def known(self, name: str, path: DocPath, known: tuple[str, ...], what: str) -> None:
         """Check that ``name`` is one of ``known`` (suggesting the closest one)."""
-        if name not in known:
+        cached = self._sets.get(id(known))
+        if cached is None or cached[0] is not known:
+            cached = self._sets[id(known)] = (known, frozenset(known))
+        if name not in cached[1]:
             hint = suggest(name, known) or f" (known {what}s: {', '.join(known) or 'none'})"
             self.err(path, f"unknown {what} {name!r}{hint}")
 

@@ -37,6 +37,7 @@ Gates that bend (all evaluated here, recorded by the run):
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import types
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillnb.core.expr import CheckExpr, CheckFailed, compile_check
+from skillnb.core.expr_budget import BudgetExceeded, TotalBudget
 from skillnb.core.records import GateReport, GateResult
 from skillnb.core.registry import Registry, default_registry
 
@@ -182,6 +184,9 @@ class GateContext:
     """Waits between resource-gate attempts (injected so tests need not wait)."""
     profile: str = DEFAULT_PROFILE
     """The run's profile: gates whose ``bypass_in`` lists it are not evaluated."""
+    total: TotalBudget | None = None
+    """The budget the check gates share (one per :func:`evaluate` when ``None``; a view that
+    evaluates several transitions passes one for all of them)."""
 
 
 def evaluate(specs: Sequence[GateSpec], ctx: GateContext) -> GateReport:
@@ -196,6 +201,8 @@ def evaluate(specs: Sequence[GateSpec], ctx: GateContext) -> GateReport:
 
     """
     facts = types.MappingProxyType(dict(ctx.facts))
+    if ctx.total is None:
+        ctx = dataclasses.replace(ctx, total=TotalBudget())
     ordered = sorted(specs, key=lambda s: GATE_KINDS.index(s.kind))
     results = [_evaluate_one(spec, ctx, facts) for spec in ordered]
     return GateReport(
@@ -259,12 +266,19 @@ def _requires(spec: GateSpec, _ctx: GateContext, facts: Mapping[str, Any]) -> tu
     return True, "present: " + ", ".join(spec.requires)
 
 
-def _check(spec: GateSpec, _ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str]:
+def _check(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[bool, str]:
     assert spec.expr is not None  # noqa: S101  # compiled in __post_init__
+    total = ctx.total or TotalBudget()
     try:
-        value = spec.expr.evaluate(facts)
+        budget = total.next()
+    except BudgetExceeded as exc:
+        return False, exc.message
+    try:
+        value = spec.expr.evaluate(facts, budget)
     except CheckFailed as exc:
         return False, exc.message
+    finally:
+        total.spend(budget)
     if value:
         return True, f"{spec.check} holds"
     return False, f"{spec.check} is false{_values(spec.expr, facts)}"

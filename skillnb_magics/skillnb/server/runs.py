@@ -2,8 +2,9 @@
 
 :class:`RunRegistry` is the one object the HTTP handlers call. It keeps recently used runs
 open (a run catches up with other writers cheaply on each read) and performs every run
-operation on one worker thread: file I/O with ``fsync`` stays off the server's event loop,
-and operations on one run object never overlap. It never creates a sidecar: a notebook
+operation in its notebook's lane (:mod:`skillnb.server.lanes`): file I/O with ``fsync`` stays
+off the server's event loop, operations on one run object never overlap, and one notebook's
+slow view does not hold back another's poll. It never creates a sidecar: a notebook
 without one is reported as missing. Reads (``describe``, ``version``) go through runs opened
 on a :class:`~skillnb.server.readonly.ReadOnlyStore`, so a GET cannot write anything, not even
 the lock file; only approvals and milestones open a writable run. A run dropped from the
@@ -14,16 +15,18 @@ closed; the operation is then tried once more on the run found there now.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from skillnb.errors import RunReplaced, SkillnbError
-from skillnb.server.paths import ensure_inside, resolve_notebook
+from skillnb.server.lanes import Lanes
+from skillnb.server.longpoll import LongPolls, clamp_wait, wait_version
+from skillnb.server.paths import PathRefused, ensure_inside, resolve_notebook
 from skillnb.server.readonly import ReadOnlyRun, ReadOnlyStore
 
 if TYPE_CHECKING:
@@ -150,50 +153,66 @@ class RunRegistry:
         self._access = access or RunAccess()
         self._cache: OrderedDict[tuple[Path, bool], RunLike] = OrderedDict()
         self._cache_size = cache_size
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillnb-runs")
+        self._lanes = Lanes()
+        self._guard = threading.Lock()  # the cache, shared by the lanes' threads
+        self._polls = LongPolls()
 
-    async def call(self, operation: Callable[[], T]) -> T:
-        """Run ``operation`` on the registry's worker thread and return its result."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, operation)
+    async def call(self, operation: Callable[[], T], request_path: str = "") -> T:
+        """Run ``operation`` in the lane of ``request_path``'s notebook and return its result.
 
-    # Each public method validates the path, then does its work on the worker thread.
+        Operations of one notebook run in order; other notebooks' run beside them
+        (:mod:`skillnb.server.lanes`), so one slow notebook does not hold back the others.
+        """
+        return await self._lanes.run(self._lane(request_path), operation)
+
+    def _lane(self, request_path: str) -> Path | str:
+        try:
+            return resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
+        except (SkillnbError, PathRefused, OSError, ValueError):
+            return request_path  # the operation reports the problem, in a lane of its own
+
+    # Each public method validates the path, then does its work in the notebook's lane.
     async def describe(self, request_path: str) -> dict[str, Any]:
         """``run.describe()`` of the notebook's run."""
-        return await self.call(partial(self._describe, request_path))
+        return await self.call(partial(self._describe, request_path), request_path)
 
     async def version(self, request_path: str) -> dict[str, Any]:
         """``{"exists": bool, "version": int | None}``, cheap enough to poll."""
-        return await self.call(partial(self._version, request_path))
+        return await self.call(partial(self._version, request_path), request_path)
 
     async def wait_version(self, request_path: str, after: int, wait: float) -> dict[str, Any]:
         """Like :meth:`version`, but for a team run held until it passes ``after`` (long poll).
 
-        The wait runs on the loop's default executor, not on the registry's worker.
+        The wait (clamped to :data:`~skillnb.server.longpoll.MAX_WAIT`, ``nan`` and negative
+        values to none) runs on the long polls' own threads, not on the registry's worker nor
+        the loop's default executor; when they are all taken it is answered at once, without
+        ``live``, so the panel polls instead.
         """
-        from skillnb.server.longpoll import wait_version
-
         now = await self.version(request_path)
         watch = self._access.watch
         if not now["exists"] or watch is None:
             return {**now, "live": False}
         notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, wait_version, watch(notebook), after, wait)
+        held = self._polls.submit(partial(wait_version, watch(notebook), after, clamp_wait(wait)))
+        if held is None:
+            return {**now, "live": False}
+        return await asyncio.wrap_future(held)
 
     async def decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
     ) -> dict[str, Any]:
         """Approve or reject (``verdict``) the open request of ``gate``."""
-        return await self.call(partial(self._decide, request_path, verdict, gate, by, note))
+        decide = partial(self._decide, request_path, verdict, gate, by, note)
+        return await self.call(decide, request_path)
 
     async def milestone(self, request_path: str, name: str) -> dict[str, Any]:
         """Record a milestone named ``name``."""
-        return await self.call(partial(self._milestone, request_path, name))
+        return await self.call(partial(self._milestone, request_path, name), request_path)
 
     def close(self) -> None:
         """Close the open runs and stop the worker thread."""
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._polls.close()
+        self._lanes.close()
         while self._cache:
             self._cache.popitem(last=False)[1].close()
 
@@ -205,25 +224,39 @@ class RunRegistry:
         if not self._access.exists(notebook):
             self._forget(notebook)
             raise NoRun(request_path)
-        run = self._cache.get(key)
-        if run is None:
-            try:
-                run = (self._access.open if write else self._access.read)(notebook)
-            except ReadOnlyRun:  # files there, but no committed run: nothing to show
-                raise NoRun(request_path) from None
-            if not write and run.version == 0:  # files there, but nothing committed yet
-                run.close()
-                raise NoRun(request_path)
+        with self._guard:
+            run = self._cache.get(key)
+            if run is not None:
+                self._cache.move_to_end(key)
+                return run
+        try:
+            run = (self._access.open if write else self._access.read)(notebook)
+        except ReadOnlyRun:  # files there, but no committed run: nothing to show
+            raise NoRun(request_path) from None
+        if not write and run.version == 0:  # files there, but nothing committed yet
+            run.close()
+            raise NoRun(request_path)
+        with self._guard:
             self._cache[key] = run
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)[1].close()
-        else:
-            self._cache.move_to_end(key)
+            evicted = self._evict()
+        for old in evicted:
+            old.close()
         return run
+
+    def _evict(self) -> list[RunLike]:
+        """Drop the least recently used runs past the cache's size (never one in use)."""
+        evicted = []
+        for key in list(self._cache):
+            if len(self._cache) <= self._cache_size:
+                break
+            if not self._lanes.busy(key[0]):
+                evicted.append(self._cache.pop(key))
+        return evicted
 
     def _forget(self, notebook: Path) -> None:
         for write in (False, True):
-            run = self._cache.pop((notebook, write), None)
+            with self._guard:
+                run = self._cache.pop((notebook, write), None)
             if run is not None:
                 run.close()
 

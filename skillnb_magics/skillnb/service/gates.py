@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core import bending
 from skillnb.core import gates as gate_eval
+from skillnb.core.expr_budget import TotalBudget
 from skillnb.core.gates import DEFAULT_PROFILE, GateContext, GateSpec
 from skillnb.core.records import Approval, Event, EventDraft, GateReport, RunState
 from skillnb.core.registry import Registry, default_registry
@@ -112,8 +113,14 @@ class Gates:
             specs = [gates[name] for name in transition.gates]
         return [*specs, *inline]
 
-    def evaluate(self, specs: Sequence[GateSpec], trigger: str | None) -> GateReport:
-        """Evaluate ``specs`` against the current state (records nothing)."""
+    def evaluate(
+        self, specs: Sequence[GateSpec], trigger: str | None, total: TotalBudget | None = None
+    ) -> GateReport:
+        """Evaluate ``specs`` against the current state (records nothing).
+
+        ``total`` is the budget the check gates share (a new one when ``None``); a view of
+        several transitions passes one for all of them.
+        """
         state = self.journal.state
         ctx = GateContext(
             state=state.state,
@@ -123,6 +130,7 @@ class Gates:
             registry=self.registry,
             approval=lambda spec: approval_status(self.journal.state, spec),
             profile=self.profile,
+            total=total,
         )
         return gate_eval.evaluate(specs, ctx)
 

@@ -32,6 +32,7 @@ from skillnb.store import codec
 from skillnb.store.protocol import Store
 
 if TYPE_CHECKING:
+    from skillnb.memory.owned import OwnedRuns
     from skillnb.skillmemory import SkillMemory
 
 __all__ = ["Clock", "JournalListener", "ListenerWarning", "RunJournal", "default_user"]
@@ -128,6 +129,8 @@ class RunJournal:
         self._tail = 0
         self._memory_option = memory
         self._memory: SkillMemory | None = None
+        self._belongs: bool | None = None
+        """Whether this run may write the skill memory (see :meth:`belongs`), once known."""
         self._mutex = threading.RLock()  # the heartbeat thread commits renewals too
         self._closed = False
         self._replaced: RunReplaced | None = None
@@ -523,7 +526,7 @@ class RunJournal:
         Queued (see :mod:`skillnb.memory.writer`); :meth:`flush_memory` waits for it.
         """
         memory = self.memory
-        if memory is None:
+        if memory is None or not self.belongs():
             return
         ids: dict[str, JsonValue] = {"last_run_id": self.run_id, **self.state.key_ids}
         from skillnb.memory import writer as memorylog  # written by another thread: see there
@@ -531,6 +534,40 @@ class RunJournal:
         memorylog.submit(
             memory, action=action, summary=summary, ids=ids, files=files, run_id=self.run_id
         )
+
+    def belongs(self) -> bool:
+        """True when this run may write the user's skill memory (:mod:`skillnb.memory.owned`).
+
+        It may when it was created by this object (its id is then recorded as this user's),
+        when ``memory`` was given explicitly (``True`` or a skill memory: the user's word), or
+        when its id was recorded here before (created by another process here, or adopted).
+        """
+        if self._belongs is None:
+            run_id = self.state.run_id
+            if self._memory_option is True or not isinstance(self._memory_option, bool | None):
+                self._belongs = True
+            elif run_id and run_id == self._new_id:
+                from skillnb.memory import writer as memorylog  # queued like memory records
+
+                memorylog.submit(self._owned(), run_id=run_id)
+                self._belongs = True
+            elif run_id:
+                self._belongs = self._owned().holds(run_id)
+            else:
+                return False  # not created yet: asked again once it is
+        return self._belongs
+
+    def adopt(self) -> None:
+        """Record this run as this user's (its skill-memory records are written from now on)."""
+        self.create()
+        self._owned().add(self.state.run_id)
+        self._belongs = True
+
+    def _owned(self) -> OwnedRuns:
+        from skillnb.memory.home import default_home
+        from skillnb.memory.owned import OwnedRuns
+
+        return OwnedRuns(default_home(self.env))
 
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""

@@ -32,6 +32,7 @@ from typing import Any
 
 from skillnb.core.bending import open_follow_ups
 from skillnb.core.claims import step_claim_key
+from skillnb.core.expr_budget import TotalBudget
 from skillnb.core.graph import to_mermaid
 from skillnb.core.records import Event, GateReport, GateResult, RunState
 from skillnb.core.state import describe_event
@@ -74,6 +75,7 @@ def _next(gates: Gates, evaluate_code: bool) -> list[dict[str, Any]]:
     if workflow is None or state is None:
         return []
     out = []
+    total = TotalBudget()  # one budget for the checks of every transition shown
     for transition in workflow.transitions_from(state):
         specs = [workflow.gates[g] for g in transition.gates]
         runnable = [
@@ -81,7 +83,7 @@ def _next(gates: Gates, evaluate_code: bool) -> list[dict[str, Any]]:
             for s in specs
             if evaluate_code or s.kind not in _CODE_KINDS or gates.profile in s.bypass_in
         ]
-        report = gates.evaluate(runnable, transition.trigger)
+        report = gates.evaluate(runnable, transition.trigger, total)
         results = [_result(r) for r in report.results]
         skipped = [s for s in specs if s not in runnable]
         results += [

@@ -29,6 +29,9 @@ from skillnb.store.pg_session import Conn, PgSession, Retry
 
 __all__ = ["ChangeListener"]
 
+_SLICE = 3600.0
+"""The longest one wait for a notification (a finite number, whatever the timeout)."""
+
 
 class ChangeListener:
     """Waits for run ``name`` in the database at ``url`` to move past a version.
@@ -50,7 +53,8 @@ class ChangeListener:
             StoreUnavailable: the server could not be reached, or the connection broke.
 
         """
-        deadline = time.monotonic() + max(timeout, 0.0)
+        # ``nan`` or a negative timeout waits not at all; ``inf`` waits until the run moves.
+        deadline = time.monotonic() + (timeout if timeout > 0 else 0.0)
         with self._mutex:
             conn = self._listening()
             try:
@@ -60,7 +64,7 @@ class ChangeListener:
                     if left <= 0:
                         break
                     # Consume the generator before the next query: it holds the connection.
-                    notes = list(conn.notifies(timeout=left, stop_after=1))
+                    notes = list(conn.notifies(timeout=min(left, _SLICE), stop_after=1))
                     if any(note.payload == self._name for note in notes):
                         head = self._head(conn)
             except psycopg.Error as exc:

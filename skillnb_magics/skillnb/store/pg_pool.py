@@ -28,13 +28,39 @@ MAX_SIZE = 4
 """Connections a pool keeps open at most (requests beyond wait for one, then retry)."""
 
 
+def _parsed(url: str) -> None:
+    """Refuse a URL libpq cannot parse before a pool retries it (and logs it) in a loop.
+
+    Raises:
+        SkillnbError: ``url`` is malformed; the message names it with its password redacted.
+
+    """
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    from skillnb.errors import SkillnbError
+    from skillnb.store.pg_url import redact, scrub
+
+    try:
+        conninfo_to_dict(url)
+    except psycopg.Error as exc:  # libpq's text quotes the URL, password included
+        detail = scrub(" ".join(str(exc).split()), url)
+        raise SkillnbError(f"store {redact(url)}: {detail}") from None
+
+
 def shared_pool(url: str) -> ConnectionPool:
-    """The process's pool for ``url`` (made on first use; autocommit connections)."""
+    """The process's pool for ``url`` (made on first use; autocommit connections).
+
+    Raises:
+        SkillnbError: ``url`` is malformed (its password redacted in the message).
+
+    """
     from psycopg_pool import ConnectionPool
 
     with _lock:
         pool = _pools.get(url)
         if pool is None:
+            _parsed(url)
             pool = ConnectionPool(
                 url,
                 min_size=0,

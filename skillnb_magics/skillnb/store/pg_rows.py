@@ -1,9 +1,11 @@
 """Decoding the team store's rows into records (store layer).
 
 An event row's ``line`` and a snapshot row's ``body`` hold the same JSON a sidecar journal
-line and ``snapshot.json`` hold, so the same rules apply: the fast strict path for the current
+line and ``snapshot.json`` hold (without the line's ``crc``: the database is trusted, see
+:mod:`skillnb.store.pg_schema`), so the same rules apply: the fast strict path for the current
 format, migrations for older ones, :class:`~skillnb.store.migrations.NewerFormatError` for
-newer ones, and :class:`~skillnb.errors.StoreCorrupted` for anything else.
+newer ones, and :class:`~skillnb.errors.StoreCorrupted` for anything else, a ``run.created``
+after event 1 included (the schema refuses to write one too).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def decode_event(location: str, seq: int, line: str) -> Event:
         error = exc
     else:
         if event.v == RECORD_VERSION and event.seq == seq:
-            return event
+            return _first_creates(location, event)
     try:
         record = upgrade(json.loads(line), EVENT_MIGRATIONS, path=Path(location), line=seq)
         event = Event.model_validate(record)
@@ -45,6 +47,17 @@ def decode_event(location: str, seq: int, line: str) -> Event:
         raise StoreCorrupted(location, f"event {seq}: {detail}") from None
     if event.seq != seq:
         raise StoreCorrupted(location, f"event {seq} says it is event {event.seq}")
+    return _first_creates(location, event)
+
+
+def _first_creates(location: str, event: Event) -> Event:
+    """``event``, unless it is a ``run.created`` after event 1 (a run is created once)."""
+    if event.type == "run.created" and event.seq != 1:
+        raise StoreCorrupted(
+            location,
+            f"event {event.seq} creates the run again (run id {str(event.data.get('run_id'))!r}); "
+            "a run is created by its event 1 only",
+        )
     return event
 
 

@@ -42,6 +42,11 @@ statement began before that writer committed). Versions 1 and 2 did this in a PL
 up in a table; version 3 drops the three, and the foreign key from events to runs.
 Version 4 drops the events' ``data`` column (the view reads it from the line instead); the
 bytes old rows held stay on disk until PostgreSQL rewrites the table (``VACUUM FULL``).
+Version 5 makes ``skillnb_events`` append-only (a trigger refuses ``UPDATE``, ``DELETE`` and
+``TRUNCATE``) and allows ``run.created`` only as event 1 (a check). Rows carry no checksum:
+the database, its roles and its own page and WAL checks are what is trusted; a sidecar's
+``crc`` is recomputed from the line when a run is pulled, so the line, not the checksum, is
+what moves byte for byte.
 
 :func:`upgrade` creates or migrates the schema (``skillnb db upgrade URL``); :func:`check`
 refuses a database whose schema is newer than this skillnb knows, and one that is older with
@@ -68,7 +73,7 @@ __all__ = [
     "upgrade",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The schema version this skillnb writes and reads."""
 
 LOCK_CLASS = 0x536B4E62  # "SkNb": the first key of every advisory lock skillnb takes
@@ -264,7 +269,29 @@ FROM skillnb_events AS e;
 # Each event is stored once, as its line; the payload as JSONB is a view, paid for by the
 # queries that read it rather than by every append.
 
-MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3, 3: _V4}
+_V5 = """
+CREATE FUNCTION skillnb_append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    RAISE EXCEPTION 'skillnb_events is append-only: % refused', TG_OP
+        USING ERRCODE = 'integrity_constraint_violation',
+              HINT = 'a run''s events are never changed, removed or renumbered';
+END
+$fn$;
+CREATE TRIGGER skillnb_events_append_only BEFORE UPDATE OR DELETE ON skillnb_events
+    FOR EACH ROW EXECUTE FUNCTION skillnb_append_only();
+CREATE TRIGGER skillnb_events_no_truncate BEFORE TRUNCATE ON skillnb_events
+    FOR EACH STATEMENT EXECUTE FUNCTION skillnb_append_only();
+ALTER TABLE skillnb_events ADD CONSTRAINT skillnb_events_created_first
+    CHECK (type <> 'run.created' OR seq = 1) NOT VALID;
+"""
+# The database is trusted as a whole (its roles decide who may write), so rows carry no
+# checksum: a role that may edit a row may recompute any checksum stored beside it, and the
+# server checks its own pages and WAL. What the schema enforces instead is what skillnb's own
+# writers never do: an event row is never updated, deleted or truncated (so a sequence number
+# is never reused: the next append after a deleted row would have taken it), and a run is
+# created only by its first event. NOT VALID: rows written before are not re-checked.
+
+MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3, 3: _V4, 4: _V5}
 """SQL that takes the schema from version ``n`` (the key) to ``n + 1``; 0 is an empty database."""
 
 
