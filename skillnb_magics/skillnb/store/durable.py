@@ -355,9 +355,9 @@ class FileLock:
     """An exclusive, re-entrant lock held on the lock file ``path`` (``flock`` on POSIX).
 
     The locks (see :meth:`FileOps.lock <skillnb.store.fileops.FileOps.lock>`) belong to an open
-    file: two ``FileLock`` objects (in one process
-    or in two) exclude each other, and the kernel drops the lock when the holding process dies,
-    so a crashed writer never leaves the file locked. Within one object, the lock is re-entrant
+    file: two ``FileLock`` objects (in one process or in two) exclude each other, and the
+    system drops the lock when the holding process dies, so a crashed writer never leaves the
+    file locked. Within one object, the lock is re-entrant
     (a depth count) and guarded by a thread lock, so two threads sharing one object take turns.
 
     Args:
