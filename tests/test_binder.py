@@ -56,6 +56,7 @@ def test_post_build_is_an_executable_script_that_installs_the_checkout() -> None
     assert "notebooks/" in text
 
 
+@pytest.mark.timeout(1800)  # a fresh venv: pip, then postBuild, on a loaded machine
 def test_binder_installs_the_package_into_a_fresh_environment(tmp_path: Path) -> None:
     env_dir = tmp_path / "env"
     venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
@@ -78,14 +79,14 @@ def test_binder_installs_the_package_into_a_fresh_environment(tmp_path: Path) ->
         env=environ,
         cwd=tmp_path,
         check=True,
-        timeout=600,
+        timeout=900,
     )
     subprocess.run(
         ["bash", str(BINDER / "postBuild")],
         env=environ,
         cwd=tmp_path,
         check=True,
-        timeout=900,
+        timeout=800,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )

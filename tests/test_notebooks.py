@@ -38,7 +38,8 @@ EXAMPLES = (
     "langgraph_agent",
 )
 
-pytestmark = pytest.mark.slow
+# One nbval run (or two headless days) per test, up to 600 s on a loaded 2-core machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _copy(dest: Path, stem: str) -> Path:
@@ -256,7 +257,7 @@ def test_resume_batch_headless_takes_two_working_days(tmp_path: Path) -> None:
         env=_env(home, SKILLNB_DAILY_QUOTA="7"),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=420,
     )
     assert day1.returncode == 3, day1.stdout + day1.stderr
     assert "archive" in day1.stderr
@@ -272,7 +273,7 @@ def test_resume_batch_headless_takes_two_working_days(tmp_path: Path) -> None:
         env=_env(home),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=420,
     )
     assert day2.returncode == 0, day2.stdout + day2.stderr
     assert "finished in state archived" in day2.stdout

@@ -28,7 +28,8 @@ import pytest
 import skillnb
 from skillnb.run import Run, sidecar_exists
 
-pytestmark = pytest.mark.slow
+# Three notebook runs per test, each up to 360 s on a loaded 2-core machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 BIN = Path(sys.executable).parent
@@ -131,7 +132,7 @@ def _setup(root: Path) -> Path:
 def _run(client: str, notebook: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     argv, cwd = CLIENTS[client](notebook)
     return subprocess.run(  # our own interpreter and arguments
-        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=400, check=False
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=360, check=False
     )
 
 

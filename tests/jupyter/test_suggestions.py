@@ -164,6 +164,31 @@ def test_recall_lists_earlier_runs(ip: RaisingShell, tmp_path: Path) -> None:
     assert f"[run {old.id}, analyzing, " in text
     cell(ip, "%recall zebra")
     assert "nothing recalled" in last(ip)["text/plain"]
+    cell(ip, "%recall low end prices -k 2  # what earlier runs found")  # the comment is dropped
+    assert last(ip)["text/plain"] == text
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("battery prices  # what earlier runs recorded", "battery prices"),
+        ("# only a comment", ""),
+        ("issue#4 prices", "issue#4 prices"),  # not a comment: it does not start a word
+        ('--note "see # 3, then #4"  # and a comment', '--note "see # 3, then #4"'),
+        ("--note 'it''s #1'", "--note 'it''s #1'"),
+        ("plain words", "plain words"),
+    ],
+)
+def test_a_trailing_comment_is_dropped_from_a_line_magic(line: str, kept: str) -> None:
+    from skillnb.jupyter.suggest_magics import without_comment
+
+    assert without_comment(line) == kept
+
+
+def test_formalize_name_ignores_a_trailing_comment(ip: RaisingShell) -> None:
+    cell(ip, "budget = 4000")
+    cell(ip, "%formalize budget  # the client's cap")
+    assert last(ip)["text/plain"].startswith("📌 budget v1")
 
 
 def test_a_keep_button_keeps_the_name_once(ip: RaisingShell) -> None:

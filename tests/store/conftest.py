@@ -10,6 +10,9 @@ from backends import Backend
 
 from pg import PgServer, run_name
 from skillnb.store import MemoryStore, SidecarStore
+from skillnb.store.durable import use_file_ops
+from skillnb.store.fileops import ofdlocks
+from skillnb.store.fileops.portable import PortableFileOps
 from skillnb.store.memory import MemoryData
 from skillnb.store.postgres import PostgresStore
 
@@ -19,8 +22,19 @@ def sidecar_dir(tmp_path: Path) -> Path:
     return tmp_path / "work" / ".skillnb" / "analysis"
 
 
-@pytest.fixture(params=["memory", "sidecar", "postgres"])
+@pytest.fixture(params=["memory", "sidecar", "sidecar-portable", "postgres"])
 def backend(request: pytest.FixtureRequest, sidecar_dir: Path) -> Iterator[Backend]:
+    if request.param == "sidecar-portable":
+        # The sidecar over the portable file operations (Windows' seam), with Linux's
+        # open-file-description locks standing for msvcrt's: they hold the same way.
+        if not ofdlocks.available():
+            pytest.skip("the portable seam runs here with Linux's open-file-description locks")
+        with use_file_ops(PortableFileOps(ofdlocks.OfdLocks())):
+            made = Backend("sidecar-portable", lambda: SidecarStore(sidecar_dir))
+            yield made
+            for store in made.opened:
+                store.close()
+        return
     if request.param == "memory":
         data = MemoryData()
         made = Backend("memory", lambda: MemoryStore(data))

@@ -94,6 +94,7 @@ run.close()
 
 
 @pytest.mark.parametrize("mode", ["group", "lock"])
+@pytest.mark.timeout(420)  # its writer processes get 300 s on a loaded machine
 def test_processes_formalizing_into_one_run_keep_every_fact_once(tmp_path: Path, mode: str) -> None:
     """Four processes formalize into one run at once: every fact once, every version in order."""
     state, go = tmp_path / ".skillnb" / "race", tmp_path / "go"

@@ -302,7 +302,7 @@ def page(browser: Any, request: pytest.FixtureRequest, ui_output: Path) -> Itera
     """A fresh browser page (1400x900); screenshots itself when the test fails."""
     sync_api = pytest.importorskip("playwright.sync_api")
     context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(20_000)
+    context.set_default_timeout(60_000)  # a click on a loaded 2-core machine
     page = context.new_page()
     try:
         yield page

@@ -23,6 +23,7 @@ from typing import Any
 
 from skillnb.core.safejson import json_depth_exceeds
 from skillnb.errors import SkillnbError
+from skillnb.store.durable import flush
 
 __all__ = [
     "NotANotebook",
@@ -108,7 +109,7 @@ def replace_file(path: str | Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            flush(handle.fileno())
         if mode is not None:
             tmp.chmod(mode)
         else:
@@ -128,7 +129,7 @@ def _fsync_dir(folder: Path) -> None:
     try:
         # Not every file system can fsync a folder (some network ones); the rename is done.
         with contextlib.suppress(OSError):
-            os.fsync(fd)
+            flush(fd)
     finally:
         os.close(fd)
 

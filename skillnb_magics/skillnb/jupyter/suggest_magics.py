@@ -9,6 +9,9 @@ so the two ``formalize`` never collide). Each parses, makes one call, shows the 
   suggestions to keep, never as facts;
 * ``%recall QUERY [-k N] [--state STATE]`` lists what the skill's archived runs recorded,
   best first, preferring the run's current state.
+
+IPython hands a line magic the rest of its line, a trailing ``# comment`` included; both magics
+drop it (a ``#`` that starts a word outside quotes), as Python would.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
     from skillnb.jupyter.session import NotebookSession
     from skillnb.jupyter.suggestions import CellSuggestions
 
-__all__ = ["SuggestMagics", "load_extractor"]
+__all__ = ["SuggestMagics", "load_extractor", "without_comment"]
 
 
 def load_extractor(path: str) -> Extractor | None:
@@ -54,6 +57,19 @@ def load_extractor(path: str) -> Extractor | None:
     if not callable(found):
         raise UsageError(f"SkillNB.extractor {path!r} is not callable")
     return found  # type: ignore[no-any-return]
+
+
+def without_comment(line: str) -> str:
+    """``line`` up to a ``#`` that starts a word outside quotes (a trailing comment), stripped."""
+    quote = ""
+    for at, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#" and (at == 0 or line[at - 1].isspace()):
+            return line[:at].rstrip()
+    return line
 
 
 @contextmanager
@@ -81,7 +97,7 @@ class SuggestMagics(Magics):
     @line_magic
     def formalize(self, line: str) -> None:
         """Keep NAME as a fact (``%formalize NAME``), or pin a note (``--note TEXT``)."""
-        args = _parse(self.formalize, line)
+        args = _parse(self.formalize, without_comment(line))
         if (args.name is None) == (args.note is None):
             raise UsageError('use %formalize NAME [--kind KIND], or %formalize --note "TEXT"')
         with _reporting(), self.session.capture_warnings() as notes:
@@ -111,7 +127,7 @@ class SuggestMagics(Magics):
     @line_magic
     def recall(self, line: str) -> None:
         """Recall what the skill's archived runs recorded, best first."""
-        args = _parse(self.recall, line)
+        args = _parse(self.recall, without_comment(line))
         query = " ".join(args.query) or None
         with _reporting():
             found = self.session.run.recall(query, args.k, state=args.state)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from skillnb.store.durable import PhaseHook, open_file, write_all
+from skillnb.store.durable import PhaseHook, flush, open_file, write_all
 from skillnb.store.tail import JournalTail
 
 __all__ = ["Appender"]
@@ -75,7 +75,7 @@ class Appender:
             write_all(fd, data)
             self._hook("append.written")
             if sync and not later:
-                os.fsync(fd)
+                flush(fd)
         except BaseException:
             self._undo()
             raise
@@ -98,7 +98,7 @@ class Appender:
         if self._fd is None:
             return
         try:
-            os.fsync(self._fd)
+            flush(self._fd)
         except BaseException:
             self.close()
             self._tail.close()  # the journal is read again from the file
@@ -109,7 +109,7 @@ class Appender:
         """Cut the journal back to ``end`` bytes, durably (a torn tail moved aside; lock held)."""
         fd = self.descriptor()
         os.ftruncate(fd, end)
-        os.fsync(fd)
+        flush(fd)
 
     def close(self) -> None:
         """Pay an owed fsync, then close the descriptor (closed even when the fsync fails)."""

@@ -13,15 +13,17 @@ The sidecar store and skill memory both keep their files with these functions:
   target holds either the old or the new content, never a mix. Temporary files are named
   ``.tmp-<target>-<random>``; a writer holding the lock removes leftovers from crashed writers
   with :func:`sweep_temp_files`.
-* :class:`FileLock` is an inter-process ``flock`` lock, re-entrant for its owner object;
+* :class:`FileLock` is an inter-process lock, re-entrant for its owner object;
   :func:`exclusive_lock` is the one-shot form.
+* The platform is reached through one seam, :func:`file_ops` (see
+  :mod:`skillnb.store.fileops`): locking (``flock``, or byte-range locks on Windows), opening
+  without following links (``O_NOFOLLOW``, or an ``lstat`` and identity check) and flushing
+  (``fsync``, ``F_FULLFSYNC`` on macOS). It is picked on first use, never at import.
 * Damaged files are renamed aside (:func:`move_aside`), never deleted.
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import re
 import secrets
@@ -33,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from skillnb.errors import UnsafePath
+from skillnb.store.fileops import FileOps, native
 from skillnb.store.ownership import permission_error
 
 __all__ = [
@@ -48,12 +51,17 @@ __all__ = [
     "ensure_dir",
     "ensure_private_dir",
     "exclusive_lock",
+    "file_ops",
+    "flush",
     "fsync_dir",
+    "lock_is_held",
     "move_aside",
     "open_file",
+    "read_at",
     "read_file",
     "read_or_none",
     "sweep_temp_files",
+    "use_file_ops",
     "write_all",
 ]
 
@@ -67,7 +75,37 @@ TMP_PREFIX = ".tmp-"
 PhaseHook = Callable[[str], None]
 """Called with the name of each durable-write phase (tests use it to simulate crashes)."""
 
-_OPEN = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # NONBLOCK: a FIFO never blocks open
+_chosen: list[FileOps] = []  # the platform's implementation, once picked (process-wide)
+
+
+def file_ops() -> FileOps:
+    """The platform's file operations (:func:`skillnb.store.fileops.native`, picked once)."""
+    if not _chosen:
+        _chosen.append(native())
+    return _chosen[-1]
+
+
+@contextmanager
+def use_file_ops(ops: FileOps) -> Iterator[FileOps]:
+    """Use ``ops`` instead of the platform's own inside the ``with`` block (for tests).
+
+    Locks taken keep the implementation they were made with, so none is let go by another.
+    """
+    _chosen.append(ops)
+    try:
+        yield ops
+    finally:
+        _chosen.remove(ops)
+
+
+def flush(fd: int) -> None:
+    """Make what was written to ``fd`` durable (``fsync``; ``F_FULLFSYNC`` on macOS)."""
+    file_ops().flush(fd)
+
+
+def read_at(fd: int, size: int, offset: int) -> bytes:
+    """Up to ``size`` bytes of ``fd`` at ``offset``, leaving its position alone (``pread``)."""
+    return file_ops().read_at(fd, size, offset)
 
 
 def open_file(path: Path, flags: int, mode: int = FILE_MODE) -> int:
@@ -78,19 +116,7 @@ def open_file(path: Path, flags: int, mode: int = FILE_MODE) -> int:
         FileNotFoundError: it does not exist (and ``flags`` has no ``O_CREAT``).
 
     """
-    try:
-        fd = os.open(path, flags | _OPEN, mode)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafePath(path, "is a symbolic link") from None
-        if exc.errno in (errno.EISDIR, errno.ENXIO):
-            raise UnsafePath(path, "is not a regular file") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UnsafePath(path, "is not a regular file")
-    os.set_blocking(fd, True)  # O_NONBLOCK only kept open() from waiting on a FIFO
-    return fd
+    return file_ops().open(path, flags, mode)
 
 
 def read_file(path: Path) -> bytes:
@@ -105,7 +131,7 @@ def read_file(path: Path) -> bytes:
     try:
         chunks: list[bytes] = []
         offset = 0
-        while chunk := os.pread(fd, max(os.fstat(fd).st_size - offset, 1 << 16), offset):
+        while chunk := read_at(fd, max(os.fstat(fd).st_size - offset, 1 << 16), offset):
             chunks.append(chunk)
             offset += len(chunk)
         return b"".join(chunks)
@@ -156,11 +182,7 @@ def check_dir(path: Path) -> bool:
 
 def fsync_dir(path: Path) -> None:
     """Make the entries of folder ``path`` (creations, renames, removals) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    file_ops().flush_dir(path)
 
 
 def ensure_dir(path: Path, *, guarded: int = 1) -> None:
@@ -200,7 +222,8 @@ def ensure_private_dir(path: Path) -> None:
     """
     ensure_dir(path)
     info = os.lstat(path)
-    if stat.S_IMODE(info.st_mode) & ~DIR_MODE and info.st_uid == os.getuid():
+    owner = getattr(os, "getuid", None)  # none on Windows, whose folders have no mode bits
+    if owner is not None and stat.S_IMODE(info.st_mode) & ~DIR_MODE and info.st_uid == owner():
         path.chmod(DIR_MODE)
 
 
@@ -236,9 +259,9 @@ def atomic_write(
     tmp = _temp_name(path)
     fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        os.fchmod(fd, FILE_MODE)
+        file_ops().restrict(fd, tmp, FILE_MODE)
         write_all(fd, data)
-        os.fsync(fd)
+        flush(fd)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
@@ -303,6 +326,18 @@ def move_aside(path: Path, label: str, stamp: str) -> Path:
     return target
 
 
+def lock_is_held(path: Path) -> bool:
+    """Tell whether someone holds the lock file ``path`` now (probed; nothing is created)."""
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        return file_ops().is_locked(fd)
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def exclusive_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive inter-process lock on ``path`` (created ``0o600``) while inside.
@@ -318,11 +353,12 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 
 
 class FileLock:
-    """An exclusive, re-entrant lock held through ``flock`` on ``path``.
+    """An exclusive, re-entrant lock held on the lock file ``path`` (``flock`` on POSIX).
 
-    ``flock`` locks belong to an open file description: two ``FileLock`` objects (in one process
-    or in two) exclude each other, and the kernel drops the lock when the holding process dies,
-    so a crashed writer never leaves the file locked. Within one object, the lock is re-entrant
+    The locks (see :meth:`FileOps.lock <skillnb.store.fileops.FileOps.lock>`) belong to an open
+    file: two ``FileLock`` objects (in one process or in two) exclude each other, and the
+    system drops the lock when the holding process dies, so a crashed writer never leaves the
+    file locked. Within one object, the lock is re-entrant
     (a depth count) and guarded by a thread lock, so two threads sharing one object take turns.
 
     Args:
@@ -338,6 +374,7 @@ class FileLock:
         self._path = path
         self._mutex = mutex if mutex is not None else threading.RLock()
         self._fd: int | None = None
+        self._ops = file_ops()
         self.depth = 0
         """How many nested holds are open (0: not held); read it while holding the lock."""
 
@@ -358,7 +395,7 @@ class FileLock:
             if self.depth == 0:
                 if self._fd is None:
                     self._fd = self._open()
-                fcntl.flock(self._fd, fcntl.LOCK_EX)
+                self._ops.lock(self._fd)
             self.depth += 1
         except BaseException:
             self._mutex.release()
@@ -371,7 +408,7 @@ class FileLock:
         self.depth -= 1
         try:
             if self.depth == 0 and self._fd is not None:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
+                self._ops.unlock(self._fd)
         finally:
             self._mutex.release()
 
@@ -385,16 +422,16 @@ class FileLock:
             self.release()
 
     def close(self) -> None:
-        """Close the lock file; closing it releases the ``flock`` even inside a ``with`` block."""
+        """Close the lock file; closing it releases the lock even inside a ``with`` block."""
         with self._mutex:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
 
     def _open(self) -> int:
-        fd = open_file(self._path, os.O_RDWR | os.O_CREAT)
+        fd = self._ops.open(self._path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
-            os.fchmod(fd, FILE_MODE)  # a regular file opened without following a link
+            self._ops.restrict(fd, self._path, FILE_MODE)  # a regular file, no link followed
             fsync_dir(self._path.parent)
         except PermissionError as exc:  # another user's lock file: say whose, and where
             os.close(fd)

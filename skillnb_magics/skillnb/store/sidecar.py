@@ -34,8 +34,6 @@ exists without saying whose it is.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -57,7 +55,7 @@ from skillnb.store.durable import (
     check_dir,
     check_file,
     ensure_dir,
-    open_file,
+    lock_is_held,
     sweep_temp_files,
 )
 from skillnb.store.history import read_history
@@ -545,17 +543,7 @@ class SidecarStore(Closing):
 
     def _writer_active(self) -> bool:
         """Tell whether a writer holds the lock now (probed without creating the lock file)."""
-        try:
-            fd = open_file(self._layout.lock, os.O_RDONLY)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-        return False
+        return lock_is_held(self._layout.lock)
 
     def _snapshot_version(self) -> int:
         """Read the snapshot's version (0 without one); only needed when the journal is missing."""

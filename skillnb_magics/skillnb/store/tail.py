@@ -28,7 +28,7 @@ from pathlib import Path
 
 from skillnb.core.records import Event
 from skillnb.errors import UnsafePath
-from skillnb.store.durable import open_file
+from skillnb.store.durable import open_file, read_at
 from skillnb.store.journal import scan
 
 __all__ = ["JournalTail"]
@@ -39,7 +39,7 @@ _CHAINED = 256  # unread events kept across two reads (more: the older are read 
 def _read_from(fd: int, offset: int) -> bytes:
     """Everything from ``offset`` to the end of the file, including bytes appended meanwhile."""
     chunks: list[bytes] = []
-    while chunk := os.pread(fd, max(os.fstat(fd).st_size - offset, 1 << 16), offset):
+    while chunk := read_at(fd, max(os.fstat(fd).st_size - offset, 1 << 16), offset):
         chunks.append(chunk)
         offset += len(chunk)
     return b"".join(chunks)
@@ -202,10 +202,10 @@ class JournalTail:
     def committed_bytes(self, first: int) -> bytes:
         """Read the committed lines from event ``first`` (``base < first <= last``) on."""
         start = self._offsets[first - self.base - 1]
-        return os.pread(self._file(), self.end - start, start)
+        return read_at(self._file(), self.end - start, start)
 
     def uncommitted_bytes(self) -> bytes:
         """Read the torn or unfinished tail after the last committed line."""
         if self._fd is None or self.size <= self.end:
             return b""
-        return os.pread(self._fd, self.size - self.end, self.end)
+        return read_at(self._fd, self.size - self.end, self.end)
