@@ -32,6 +32,7 @@ from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean, command_path
 from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
+from skillnb.jupyter.identity import NEW_RUN_ENV
 from skillnb.jupyter.notebook_file import load_notebook
 from skillnb.service.wait import wait_seconds
 from skillnb.skillmemory import default_home
@@ -267,6 +268,27 @@ def _parameterize(nb: Any, pairs: list[list[str]] | None) -> Any:
     return nb
 
 
+def _identity(notebook: Path, *, new_run: bool) -> dict[str, str]:
+    """Bind a renamed or moved notebook to its run first, saying so in one line.
+
+    Returns:
+        The kernel's extra environment: ``--new-run`` tells the kernel not to bind.
+
+    Raises:
+        AmbiguousIdentity: two notebooks may own the run (the message says how to settle it).
+
+    """
+    if new_run:
+        return {NEW_RUN_ENV: "1"}
+    if team_run_name(notebook) is None:
+        from skillnb.jupyter.identity import follow
+
+        binding = follow(notebook)
+        if binding is not None:
+            emit(binding.line)
+    return {}
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute the notebook; write it back with the mirror; exit 0, 3 or 1 (see module docs)."""
     import nbformat
@@ -280,11 +302,13 @@ def run_command(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
+    extra = _identity(notebook, new_run=bool(getattr(args, "new_run", False)))
     profile: str | None = args.profile
     _open_after(notebook, profile)  # an existing run refuses a profile its workflow lacks
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
     nb = _parameterize(nb, getattr(args, "parameters", None))
-    extra = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else {}
+    if args.wait is not None:
+        extra["SKILLNB_WAIT"] = repr(args.wait)
     if profile is not None:
         extra["SKILLNB_PROFILE"] = profile
     execution = execute(
@@ -339,5 +363,10 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
         type=wait_seconds,
         metavar="SECONDS",
         help="when another process runs a gated or formalized step, wait up to SECONDS",
+    )
+    run.add_argument(
+        "--new-run",
+        action="store_true",
+        help="when the notebook names another notebook's run (a copy), start its own run",
     )
     run.set_defaults(handler=run_command)
