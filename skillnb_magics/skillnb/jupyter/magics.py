@@ -164,8 +164,9 @@ class SkillnbMagics(Magics):
             where = self.session.location.path if self.session.location is not None else None
             raise travelling(exc, where, note=self._run_all_note()) from None
         except SkillnbError as exc:
-            if isinstance(exc, RunReplaced):
-                self.session.close_run()  # the next magic opens the run standing here now
+            if isinstance(exc, RunReplaced):  # the kernel holds the run: said once, above
+                self.session.run_replaced(exc)
+                raise shorten(exc, [f"⛔ {what}: nothing recorded (see above)"]) from None
             raise shorten(exc, explain(exc)) from None
         except BaseException as exc:
             if exc is not self._shown:

@@ -484,6 +484,15 @@ class RunJournal:
             self._recent = deque(self.store.history(), maxlen=RECENT)
         return list(self._recent)[-n:]
 
+    def recent_in_memory(self) -> list[Event]:
+        """The last events this object folded (up to ``RECENT``), without reading the store.
+
+        What a kernel still has of a run whose folder went away (see
+        :mod:`skillnb.store.writeback`).
+        """
+        with self._mutex:
+            return list(self._recent)
+
     def fact_history(self, key: str) -> list[Fact]:
         """Every version of fact ``key``, oldest first, values decoded."""
         found: list[Fact] = []
