@@ -205,6 +205,33 @@ def _waiting(run: Run | None, target: str) -> str | None:
     return f"waiting for approval: {gates} (run `{how}`)"
 
 
+def _standing(run: Run | None, target: str) -> str:
+    """Where the run stands after the kernel died, and that running again resumes it."""
+    again = f"`skillnb run {target}` again resumes: completed steps are restored, not re-run"
+    if run is None:
+        return f"nothing was recorded yet; {again}"
+    state = run.journal.state
+    parts = [f"version {state.version}"]
+    if state.state:
+        parts.append(f"state {clean(state.state)}")
+    parts += [
+        f"batch {clean(name)} {len(b.done)}/{len(b.items)} done"
+        for name, b in state.batches.items()
+        if len(b.done) < len(b.items)
+    ]
+    return f"the run stands at {', '.join(parts)}; {again}"
+
+
+def _written(nb: Any, out: Path, run: Run | None) -> bool:
+    """Write the executed notebook; say why not (and return ``False``) when it cannot be."""
+    try:
+        _write(nb, out, run)
+    except SkillnbError as exc:
+        fail(str(exc))
+        return False
+    return True
+
+
 def _write(nb: Any, out: Path, run: Run | None) -> None:
     import nbformat
 
@@ -214,7 +241,13 @@ def _write(nb: Any, out: Path, run: Run | None) -> None:
     if run is not None:
         apply_mirror(nb, run)
     text: str = nbformat.writes(nb)  # type: ignore[no-untyped-call]  # nbformat is untyped
-    replace_file(out, text)
+    try:
+        replace_file(out, text)
+    except PermissionError:
+        raise SkillnbError(
+            f"cannot write the executed notebook: {out.parent.resolve()} is not writable; give "
+            "`-o OUT` in a folder you can write"
+        ) from None
 
 
 def _outcome(execution: Execution, run: Run | None, target: str) -> int:
@@ -223,6 +256,9 @@ def _outcome(execution: Execution, run: Run | None, target: str) -> int:
     if execution.error in _BLOCKED_NAMES:
         fail(waiting or f"blocked{where}: {execution.message}")
         return EXIT_WAITING
+    if execution.error == "dead":
+        fail(f"error{where}: {execution.message}; {_standing(run, target)}")
+        return EXIT_ERROR
     if execution.error is not None:
         fail(f"error{where}: {execution.message}")
         return EXIT_ERROR
@@ -321,11 +357,13 @@ def run_command(args: argparse.Namespace) -> int:
             _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
         raise
     try:
+        written = True
         if execution.executed:
-            _write(nb, out, run)
+            written = _written(nb, out, run)
         team = team_run_name(notebook)
         target = command_path(team[1] if team is not None else notebook)  # the run's name
-        return _outcome(execution, run, target)
+        code = _outcome(execution, run, target)
+        return code if written or code != EXIT_FINISHED else EXIT_ERROR
     finally:
         if run is not None:
             run.close()
