@@ -31,7 +31,8 @@ def test_a_renamed_notebook_takes_its_sidecar_along(tmp_path: Path) -> None:
     run_id = finished(tmp_path / "tickets.ipynb")
     (tmp_path / "tickets.ipynb").rename(tmp_path / "triage.ipynb")
     binding = follow(tmp_path / "triage.ipynb")
-    assert binding is not None and binding.kind == "moved"
+    assert binding is not None
+    assert binding.kind == "moved"
     assert binding.line == (
         f"bound to run {run_id} of tickets.ipynb (renamed or moved): its sidecar moved to "
         ".skillnb/triage; completed work is not redone"
@@ -49,18 +50,21 @@ def test_a_notebook_moved_one_folder_down_or_sideways_is_bound(tmp_path: Path) -
     run_id = finished(tmp_path / "a" / "tickets.ipynb")
     (tmp_path / "a" / "tickets.ipynb").rename(tmp_path / "b" / "tickets.ipynb")
     binding = follow(tmp_path / "b" / "tickets.ipynb")
-    assert binding is not None and binding.kind == "moved"
+    assert binding is not None
+    assert binding.kind == "moved"
     assert "of ../a/tickets.ipynb" in binding.line
     assert notebook_run_id(tmp_path / "b" / "tickets.ipynb") == run_id
     with open_run(tmp_path / "b" / "tickets.ipynb") as run:
-        assert run.id == run_id and run.fact("budget") is not None
+        assert run.id == run_id
+        assert run.fact("budget") is not None
 
 
 def test_a_copy_starts_its_own_run_and_names_fork(tmp_path: Path) -> None:
     run_id = finished(tmp_path / "tickets.ipynb")
     shutil.copy(tmp_path / "tickets.ipynb", tmp_path / "copy.ipynb")
     binding = follow(tmp_path / "copy.ipynb")
-    assert binding is not None and binding.kind == "copy"
+    assert binding is not None
+    assert binding.kind == "copy"
     assert binding.line == (
         f"copy.ipynb is a copy of tickets.ipynb (both name run {run_id}): it starts its own "
         "run; `skillnb fork tickets.ipynb NEW.ipynb` makes a copy that goes on from "
@@ -133,11 +137,13 @@ def test_skillnb_mv_moves_the_notebook_its_sidecar_and_its_runs_set_aside(
     new = tmp_path / "done" / "tickets.ipynb"
     assert out.splitlines()[0] == f"moved {tmp_path / 'tickets.ipynb'} to {new}"
     assert f"moved its run {run_id}" in out.splitlines()[1]
-    assert new.is_file() and not (tmp_path / "tickets.ipynb").exists()
+    assert new.is_file()
+    assert not (tmp_path / "tickets.ipynb").exists()
     assert (tmp_path / "done" / ".skillnb" / "tickets~0123abcd").is_dir()
     assert not aside.exists()
     with open_run(new) as run:
-        assert run.id == run_id and run.fact("budget") is not None
+        assert run.id == run_id
+        assert run.fact("budget") is not None
 
 
 def test_skillnb_mv_after_a_plain_mv_moves_only_the_sidecar(
@@ -147,7 +153,8 @@ def test_skillnb_mv_after_a_plain_mv_moves_only_the_sidecar(
     (tmp_path / "tickets.ipynb").rename(tmp_path / "triage.ipynb")
     code, out, err = cli(capsys, "mv", tmp_path / "tickets.ipynb", tmp_path / "triage.ipynb")
     assert code == 0, err
-    assert "moved its run" in out and "moved " + str(tmp_path / "tickets.ipynb") + " to" not in out
+    assert "moved its run" in out
+    assert "moved " + str(tmp_path / "tickets.ipynb") + " to" not in out
     with open_run(tmp_path / "triage.ipynb") as run:
         assert run.id == run_id
 
@@ -159,11 +166,32 @@ def test_skillnb_mv_refuses_to_overwrite(
     finished(tmp_path / "other.ipynb")
     code, _, err = cli(capsys, "mv", tmp_path / "tickets.ipynb", tmp_path / "other.ipynb")
     assert code == 2
-    assert "exists already; nothing was moved" in err and "skillnb fork" in err
+    assert "exists already; nothing was moved" in err
+    assert "skillnb fork" in err
     (tmp_path / "other.ipynb").unlink()
     code, _, err = cli(capsys, "mv", tmp_path / "tickets.ipynb", tmp_path / "other.ipynb")
     assert code == 2
     assert "it has a run already" in err
     assert (tmp_path / "tickets.ipynb").is_file()  # nothing moved
     code, _, err = cli(capsys, "mv", tmp_path / "nope.ipynb", tmp_path / "n2.ipynb")
-    assert code == 2 and "no such notebook" in err
+    assert code == 2
+    assert "no such notebook" in err
+
+
+def test_a_command_on_a_renamed_notebook_names_the_sidecar_and_skillnb_mv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    finished(tmp_path / "tickets.ipynb")
+    Path("tickets.ipynb").rename("triage.ipynb")
+    code, _, err = cli(capsys, "status", "triage.ipynb")
+    assert code == 1
+    assert err.strip() == (
+        "skillnb status: triage.ipynb: no run under its name yet, but its metadata names the "
+        "run recorded in .skillnb/tickets for tickets.ipynb (gone); "
+        "`skillnb mv tickets.ipynb triage.ipynb` binds it"
+    )
+    assert sidecar_dir_for(tmp_path / "tickets.ipynb").is_dir()  # a reader moves nothing
+    shutil.copy("triage.ipynb", "tickets.ipynb")
+    _, _, err = cli(capsys, "status", "triage.ipynb")
+    assert "`skillnb fork tickets.ipynb triage.ipynb` gives it a copy of that run" in err

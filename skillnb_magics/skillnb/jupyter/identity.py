@@ -42,6 +42,7 @@ __all__ = [
     "follow",
     "move_sidecar",
     "notebook_run_id",
+    "recorded_elsewhere",
     "sidecar_run_id",
 ]
 
@@ -222,6 +223,22 @@ def follow(notebook: Path) -> Binding | None:
         move_sidecar(holders[0], own)
         return Binding("moved", run_id, notebook, owner_of(holders[0]), own)
     raise _many(notebook, run_id, holders)
+
+
+def recorded_elsewhere(notebook: Path) -> Path | None:
+    """The one sidecar, under another notebook's name, holding the run ``notebook`` names.
+
+    A reader only (nothing is moved): for messages about a notebook that has no run of its
+    own yet.
+    """
+    from skillnb.store.layout import sidecar_dir_for
+
+    notebook = notebook.resolve()
+    run_id = notebook_run_id(notebook) if notebook.is_file() else None
+    if run_id is None:
+        return None
+    holders = _holding(run_id, notebook, sidecar_dir_for(notebook))
+    return holders[0] if len(holders) == 1 else None
 
 
 def _own_taken(notebook: Path, run_id: str, present: str, orphan: Path) -> AmbiguousIdentity:
