@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -48,6 +48,9 @@ __all__ = [
 
 NEW_RUN_ENV = "SKILLNB_NEW_RUN"
 """Set (by ``skillnb run --new-run``): a notebook naming another notebook's run starts its own."""
+
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a run id looks like (anything else in a notebook's metadata names no run)."""
 
 _MAX_SIDECARS = 200
 """At most this many sidecar folders are looked at (a huge tree is not walked)."""
@@ -104,17 +107,22 @@ def _shown(path: Path, base: Path) -> str:
 
 
 def notebook_run_id(notebook: Path) -> str | None:
-    """The run id the notebook's saved metadata mirror names (``None``: none, or unreadable)."""
-    from skillnb.jupyter.notebook import read_mirror
+    """The run id the notebook's saved metadata mirror names (``None``: none, or unreadable).
+
+    Only the id is read (the whole mirror is validated where it is shown): a short string of
+    letters, digits, ``-`` and ``_``, as run ids are; anything else names no run.
+    """
+    from skillnb.jupyter.notebook_file import load_notebook
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a malformed mirror is reported where it is shown
-            mirror = read_mirror(notebook)
+        metadata = load_notebook(notebook).get("metadata")
     except SkillnbError:
         return None
-    run_id = mirror.get("run_id") if mirror is not None else None
-    return run_id if isinstance(run_id, str) and run_id else None
+    mirror = metadata.get("skillnb") if isinstance(metadata, dict) else None
+    run_id = mirror.get("run_id") if isinstance(mirror, dict) else None
+    if isinstance(run_id, str) and _RUN_ID.fullmatch(run_id):
+        return run_id
+    return None
 
 
 def sidecar_run_id(folder: Path) -> str | None:
