@@ -17,6 +17,8 @@ Every error the library raises on purpose derives from :class:`SkillnbError`::
     ├── RunReplaced            the folder now holds another run (``.expected``, ``.actual``)
     ├── UnsafePath             a symlink or an escaping path inside a sidecar (``.path``)
     ├── StoreUnavailable       the store's server cannot be reached (``.location``, redacted)
+    ├── StateNotWritable       the run's folder cannot be written (``.folder``); also a
+    │                          ``PermissionError``
     └── ApprovalError          an approval that is early, stale, repeated or unknown
 
 Exceptions carry data; the edges (magics, CLI, widgets) turn them into readable messages and
@@ -25,6 +27,7 @@ the core never prints.
 
 from __future__ import annotations
 
+import errno
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +42,7 @@ __all__ = [
     "RunReplaced",
     "SkillnbError",
     "SkillnbWarning",
+    "StateNotWritable",
     "StepInProgress",
     "StoreCorrupted",
     "StoreUnavailable",
@@ -274,3 +278,44 @@ class StoreUnavailable(SkillnbError):
         self.location = location
         self.detail = detail
         super().__init__(f"store {location} is unavailable: {detail}")
+
+
+STATE_ELSEWHERE = (
+    'keep the run in a folder you can write: `%config SkillNB.state_dir = "DIR"` in the '
+    "notebook before its first SKILL.nb cell (also under skillnb run), "
+    "`open_run(..., state_dir=DIR)` in Python, `--state-dir DIR` for skillnb status, "
+    "approve and the other run commands"
+)
+"""The ways to move a run's state elsewhere, for messages."""
+
+
+def not_writable(exc: PermissionError, where: str) -> StateNotWritable:
+    """The :class:`StateNotWritable` for ``exc``, raised while writing run state at ``where``."""
+    path = Path(str(exc.filename)) if exc.filename else Path(where)
+    return StateNotWritable(path.parent, path.name)
+
+
+class StateNotWritable(SkillnbError, PermissionError):
+    """The run's state cannot be written where it lives (a folder the user may not write).
+
+    Also a :class:`PermissionError`, so code that catches ``OSError`` still does.
+
+    Attributes:
+        folder: the folder that could not be written.
+        name: the file or folder that could not be created or opened in it.
+
+    """
+
+    def __init__(self, folder: Path | str, name: str) -> None:
+        self.folder = Path(folder)
+        self.name = name
+        self.errno = errno.EACCES
+        self.filename = str(self.folder / name)
+        SkillnbError.__init__(
+            self,
+            f"cannot write the run's state: {self.folder} is not writable (permission denied "
+            f"for {name}); {STATE_ELSEWHERE}",
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])

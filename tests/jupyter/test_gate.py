@@ -202,7 +202,7 @@ def test_workflow_from_a_file_and_usage(ip: RaisingShell, tmp_path: Path) -> Non
     with pytest.raises(WorkflowError) as caught:
         cell(ip, "%%workflow\nworkflow:\n  name: broken\n  states: []\n")
     (line,) = caught.value._render_traceback_()  # type: ignore[attr-defined]
-    assert line.startswith("⛔ WorkflowError: <string>:")
+    assert line.startswith("⛔ WorkflowError: %%workflow cell:4:")  # the cell's own line
 
 
 def test_state_gate(counted: RaisingShell) -> None:

@@ -32,6 +32,7 @@ from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean, command_path
 from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
+from skillnb.jupyter.identity import NEW_RUN_ENV
 from skillnb.jupyter.notebook_file import load_notebook
 from skillnb.service.wait import wait_seconds
 from skillnb.skillmemory import default_home
@@ -204,6 +205,33 @@ def _waiting(run: Run | None, target: str) -> str | None:
     return f"waiting for approval: {gates} (run `{how}`)"
 
 
+def _standing(run: Run | None, target: str) -> str:
+    """Where the run stands after the kernel died, and that running again resumes it."""
+    again = f"`skillnb run {target}` again resumes: completed steps are restored, not re-run"
+    if run is None:
+        return f"nothing was recorded yet; {again}"
+    state = run.journal.state
+    parts = [f"version {state.version}"]
+    if state.state:
+        parts.append(f"state {clean(state.state)}")
+    parts += [
+        f"batch {clean(name)} {len(b.done)}/{len(b.items)} done"
+        for name, b in state.batches.items()
+        if len(b.done) < len(b.items)
+    ]
+    return f"the run stands at {', '.join(parts)}; {again}"
+
+
+def _written(nb: Any, out: Path, run: Run | None) -> bool:
+    """Write the executed notebook; say why not (and return ``False``) when it cannot be."""
+    try:
+        _write(nb, out, run)
+    except SkillnbError as exc:
+        fail(str(exc))
+        return False
+    return True
+
+
 def _write(nb: Any, out: Path, run: Run | None) -> None:
     import nbformat
 
@@ -213,7 +241,13 @@ def _write(nb: Any, out: Path, run: Run | None) -> None:
     if run is not None:
         apply_mirror(nb, run)
     text: str = nbformat.writes(nb)  # type: ignore[no-untyped-call]  # nbformat is untyped
-    replace_file(out, text)
+    try:
+        replace_file(out, text)
+    except PermissionError:
+        raise SkillnbError(
+            f"cannot write the executed notebook: {out.parent.resolve()} is not writable; give "
+            "`-o OUT` in a folder you can write"
+        ) from None
 
 
 def _outcome(execution: Execution, run: Run | None, target: str) -> int:
@@ -222,6 +256,9 @@ def _outcome(execution: Execution, run: Run | None, target: str) -> int:
     if execution.error in _BLOCKED_NAMES:
         fail(waiting or f"blocked{where}: {execution.message}")
         return EXIT_WAITING
+    if execution.error == "dead":
+        fail(f"error{where}: {execution.message}; {_standing(run, target)}")
+        return EXIT_ERROR
     if execution.error is not None:
         fail(f"error{where}: {execution.message}")
         return EXIT_ERROR
@@ -267,6 +304,27 @@ def _parameterize(nb: Any, pairs: list[list[str]] | None) -> Any:
     return nb
 
 
+def _identity(notebook: Path, *, new_run: bool) -> dict[str, str]:
+    """Bind a renamed or moved notebook to its run first, saying so in one line.
+
+    Returns:
+        The kernel's extra environment: ``--new-run`` tells the kernel not to bind.
+
+    Raises:
+        AmbiguousIdentity: two notebooks may own the run (the message says how to settle it).
+
+    """
+    if new_run:
+        return {NEW_RUN_ENV: "1"}
+    if team_run_name(notebook) is None:
+        from skillnb.jupyter.identity import follow
+
+        binding = follow(notebook)
+        if binding is not None:
+            emit(binding.line)
+    return {}
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute the notebook; write it back with the mirror; exit 0, 3 or 1 (see module docs)."""
     import nbformat
@@ -280,11 +338,13 @@ def run_command(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
+    extra = _identity(notebook, new_run=bool(getattr(args, "new_run", False)))
     profile: str | None = args.profile
     _open_after(notebook, profile)  # an existing run refuses a profile its workflow lacks
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
     nb = _parameterize(nb, getattr(args, "parameters", None))
-    extra = {"SKILLNB_WAIT": repr(args.wait)} if args.wait is not None else {}
+    if args.wait is not None:
+        extra["SKILLNB_WAIT"] = repr(args.wait)
     if profile is not None:
         extra["SKILLNB_PROFILE"] = profile
     execution = execute(
@@ -297,11 +357,13 @@ def run_command(args: argparse.Namespace) -> int:
             _write(nb, out, None)  # keep the outputs; the damaged run is reported by main
         raise
     try:
+        written = True
         if execution.executed:
-            _write(nb, out, run)
+            written = _written(nb, out, run)
         team = team_run_name(notebook)
         target = command_path(team[1] if team is not None else notebook)  # the run's name
-        return _outcome(execution, run, target)
+        code = _outcome(execution, run, target)
+        return code if written or code != EXIT_FINISHED else EXIT_ERROR
     finally:
         if run is not None:
             run.close()
@@ -339,5 +401,10 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
         type=wait_seconds,
         metavar="SECONDS",
         help="when another process runs a gated or formalized step, wait up to SECONDS",
+    )
+    run.add_argument(
+        "--new-run",
+        action="store_true",
+        help="when the notebook names another notebook's run (a copy), start its own run",
     )
     run.set_defaults(handler=run_command)

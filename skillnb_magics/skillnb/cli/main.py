@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from skillnb.cli import commands, definition, fork, headless, recall_commands, team
+from skillnb.cli import commands, definition, fork, headless, move, recall_commands, team
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
 from skillnb.core.limits import InvalidName
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_commands(subparsers)
     headless.add_commands(subparsers)
     fork.add_commands(subparsers)
+    move.add_commands(subparsers)
     definition.add_commands(subparsers)
     team.add_commands(subparsers)
     recall_commands.add_commands(subparsers)

@@ -140,6 +140,7 @@ def open_target(args: argparse.Namespace) -> Run:
     if not _has_run(folder):
         if args.state_dir is not None or notebook is None:
             raise SkillnbError(f"{folder}: no run here (no journal.jsonl or snapshot.json)")
+        _recorded_elsewhere(notebook)
         raise SkillnbError(
             f"{notebook}: no run yet (nothing in {folder}); run the notebook, or rebuild the run "
             f"from its saved outputs with `skillnb rebuild {command_path(notebook)}`"
@@ -147,6 +148,32 @@ def open_target(args: argparse.Namespace) -> Run:
     if args.state_dir is not None:
         return open_run(notebook, state_dir=folder)
     return open_run(notebook)
+
+
+def _recorded_elsewhere(notebook: Path) -> None:
+    """Refuse with the way on when the notebook's run sits under its old name (renamed).
+
+    Raises:
+        SkillnbError: it does (the message names the sidecar and ``skillnb mv``).
+
+    """
+    from skillnb.jupyter.identity import owner_of, recorded_elsewhere
+
+    holder = recorded_elsewhere(notebook)
+    if holder is None:
+        return
+    old, holder = Path(os.path.relpath(owner_of(holder))), Path(os.path.relpath(holder))
+    state = "gone" if not old.exists() else "still there: a copy"
+    raise SkillnbError(
+        f"{notebook}: no run under its name yet, but its metadata names the run recorded in "
+        f"{holder} for {old.name} ({state}); "
+        + (
+            f"`skillnb mv {command_path(old)} {command_path(notebook)}` binds it"
+            if not old.exists()
+            else f"`skillnb fork {command_path(old)} {command_path(notebook)}` gives it a copy of "
+            "that run"
+        )
+    )
 
 
 def command_path(path: Path | str) -> str:

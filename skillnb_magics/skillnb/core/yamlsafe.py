@@ -175,6 +175,16 @@ class _Frame:
     has_key: bool = False
 
 
+def _tab_at(text: str, line: int, column: int) -> bool:
+    """Whether 0-based ``line`` of ``text`` holds a tab at ``column`` or in its indentation."""
+    lines = text.splitlines()
+    if not 0 <= line < len(lines):
+        return False
+    row = lines[line]
+    indent = row[: len(row) - len(row.lstrip(" \t"))]
+    return row[column : column + 1] == "\t" or "\t" in indent
+
+
 def load_yaml(text: str, source: str | None = None) -> tuple[Any, SourceMap]:
     """Load one YAML document safely.
 
@@ -208,7 +218,9 @@ def load_yaml(text: str, source: str | None = None) -> tuple[Any, SourceMap]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
-        if exc.problem and exc.context:
+        if mark is not None and _tab_at(text, mark.line, mark.column):
+            problem = "a tab character; YAML indents with spaces only: replace the tab by spaces"
+        elif exc.problem and exc.context:
             started = exc.context_mark.line + 1 if exc.context_mark else "?"
             problem += f" ({exc.context}, which started on line {started})"
         raise WorkflowError(

@@ -31,6 +31,8 @@ def startup_output(session: NotebookSession) -> Output | None:
     except NoRunLocation:
         # Not yet: `%skillnb use` may follow; the first magic that needs the run says so.
         return None
+    except SkillnbError as exc:  # e.g. a run two notebooks may own: refused, said here
+        return Output("status", "error", "⛔ SKILL.nb: cannot open the run", [str(exc)])
     try:
         if session.run_exists():
             return _resume_banner(session, quiet)

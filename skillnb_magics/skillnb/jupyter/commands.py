@@ -172,6 +172,15 @@ def _new_run(session: NotebookSession, _args: argparse.Namespace) -> Output:
     return Output("new-run", "ok", "new run started", lines)
 
 
+def _restore(session: NotebookSession, _args: argparse.Namespace) -> Output:
+    run, lost = session.restore_held()
+    lines = [f"run {run.id} is back at version {run.version}, as this kernel held it"]
+    if lost:
+        lines.append(f"values kept by reference went with the folder: {', '.join(lost)}")
+        lines.append("run their cells again with --force to record them again")
+    return Output("restore", "ok", "run written back", lines)
+
+
 def _clear(session: NotebookSession, args: argparse.Namespace) -> Output:
     session.run.clear_step(args.step)
     return Output("clear", "ok", f"cleared {args.step}", ["the step may run again"], key=args.step)
@@ -236,6 +245,7 @@ def _build() -> tuple[MagicArgumentParser, dict[str, Command]]:
     p.add_argument("path", nargs="?")
     p.add_argument("--name", metavar="NAME", help="the run's name in the team store")
     add("new-run", _new_run, "set the current run aside and start a new one")
+    add("restore", _restore, "write back the run this kernel holds after its sidecar went away")
     add("clear", _clear, "declare an uncertain step resolved").add_argument("step")
     add("milestone", _milestone, "record a named checkpoint").add_argument("name")
     return parser, table

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.follow import ChangeFollower, Watchable, loop_scheduler
+from skillnb.jupyter.hooks import never_raises
 
 if TYPE_CHECKING:
     from skillnb.core.records import Event
@@ -229,6 +230,7 @@ class RunFeed:
         else:
             self._dirty = True
 
+    @never_raises
     def _cell_begins(self, *_args: object) -> None:
         self._cell_began = self._clock()
 
@@ -243,6 +245,7 @@ class RunFeed:
         if version is None or version != self._published or self._dirty:
             self.publish()
 
+    @never_raises
     def _flush(self, *_args: object) -> None:
         self._cell_began = -math.inf  # between cells, another writer's change shows at once
         if self._dirty:

@@ -164,8 +164,9 @@ class SkillnbMagics(Magics):
             where = self.session.location.path if self.session.location is not None else None
             raise travelling(exc, where, note=self._run_all_note()) from None
         except SkillnbError as exc:
-            if isinstance(exc, RunReplaced):
-                self.session.close_run()  # the next magic opens the run standing here now
+            if isinstance(exc, RunReplaced):  # the kernel holds the run: said once, above
+                self.session.run_replaced(exc)
+                raise shorten(exc, [f"⛔ {what}: nothing recorded (see above)"]) from None
             raise shorten(exc, explain(exc)) from None
         except BaseException as exc:
             if exc is not self._shown:
@@ -188,7 +189,7 @@ class SkillnbMagics(Magics):
         with self._reporting("workflow"):
             from skillnb.core.workflow import Workflow
 
-            definition = Workflow.from_yaml(Path(args.file) if cell is None else cell)
+            definition = Workflow.from_yaml(Path(args.file)) if cell is None else _cell_yaml(cell)
             view = self.session.bind(definition).describe()
         if view.get("mermaid"):
             from skillnb.core.graph import mermaid_markdown
@@ -393,6 +394,22 @@ def _source_hash(source: str) -> str:
     from skillnb.core.source import source_hash
 
     return source_hash(source)
+
+
+def _cell_yaml(cell: str) -> Any:
+    """The workflow in a ``%%workflow`` cell's body, its errors numbered as the cell's lines.
+
+    The body starts on the cell's second line (the first is ``%%workflow``): one empty line in
+    front makes every line and column of a message the one the user sees in the cell.
+    """
+    from skillnb.core.workflow import Workflow
+    from skillnb.errors import WorkflowError
+
+    try:
+        return Workflow.from_yaml("\n" + cell)
+    except WorkflowError as exc:
+        where = "%%workflow cell" if exc.source == "<string>" else exc.source
+        raise WorkflowError(exc.problem, source=where, line=exc.line, column=exc.column) from None
 
 
 def _words(value: str | None) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillnb.errors import SkillnbError, SkillnbWarning
+from skillnb.errors import RunReplaced, SkillnbError, SkillnbWarning
 from skillnb.jupyter.discovery import (
     NotebookLocation,
     find_notebook,
@@ -30,7 +30,10 @@ from skillnb.jupyter.discovery import (
     parent_process,
     resolve_use,
 )
-from skillnb.jupyter.display import Output, build_bundle
+from skillnb.jupyter.display import Output, Status, build_bundle
+from skillnb.jupyter.held import HeldRun
+from skillnb.jupyter.hooks import never_raises
+from skillnb.jupyter.identity import NEW_RUN_ENV
 from skillnb.jupyter.inputs import Parameters
 from skillnb.jupyter.live import Feeds
 from skillnb.jupyter.mirror import VIEW_TARGET, MirrorChannel, mirrors
@@ -106,6 +109,7 @@ class NotebookSession:
             if found is not None:
                 self.location = NotebookLocation(found, "papermill")
         self._looked_for: str | None = None
+        self._followed: Path | None = None
         self._raw_cell: str | None = None
         self.parameters = Parameters()
         """The notebook's parameter names (inputs of formalized cells)."""
@@ -115,6 +119,7 @@ class NotebookSession:
         self.cell_source = ""
         self.depth = 0
         self._run: Run | None = None
+        self._held: HeldRun | None = None
         self._unsubscribe: Any = None
         self._events: list[Event] = []
         self._dirty = False
@@ -166,8 +171,30 @@ class NotebookSession:
         if self.location is None:
             self._find_by_cell()
         if self.location is not None:
+            self._follow(self.location.path)
             return "notebook", self.location.path
         raise NoRunLocation()
+
+    def _follow(self, path: Path) -> None:
+        """Bind a renamed or moved notebook to the run it names, once per path (one line).
+
+        Raises:
+            AmbiguousIdentity: the run could belong to another notebook too (every use of
+                the run refuses until that is settled, or ``%skillnb new-run`` is asked for).
+
+        """
+        if self._followed == path:
+            return
+        if self.env.get(NEW_RUN_ENV):  # `skillnb run --new-run`: the user's word, given
+            self._followed = path
+            return
+        from skillnb.jupyter.identity import follow
+
+        binding = follow(path)
+        self._followed = path
+        if binding is not None:
+            status: Status = "ok" if binding.kind == "moved" else "warning"
+            self.show(Output("identity", status, f"SKILL.nb · {binding.line}"))
 
     def _current_cell(self) -> str:
         """The source of the cell being run.
@@ -240,6 +267,7 @@ class NotebookSession:
     def use_name(self, name: str) -> str:
         """Name the run this notebook uses in the team store."""
         self.close_run()
+        self._held = None  # pointed elsewhere: the user's word
         self.config.run_name = name
         return f"run {name}"
 
@@ -259,6 +287,7 @@ class NotebookSession:
         except FileNotFoundError as exc:
             raise SkillnbError(str(exc)) from None
         self.close_run()
+        self._held = None  # pointed elsewhere: the user's word
         if notebook is not None:
             self.location = NotebookLocation(notebook, "%skillnb use")
             self.config.state_dir = ""
@@ -273,14 +302,89 @@ class NotebookSession:
 
         Raises:
             NoRunLocation: nothing tells where the run lives.
+            RunHeld: the run's sidecar went away under this kernel (see :meth:`run_replaced`).
 
         """
+        if self._held is not None:
+            raise self._held.error()
         if self._run is None:
             self._run = self._open()
         return self._run
 
+    @property
+    def held(self) -> HeldRun | None:
+        """The run this kernel holds after its sidecar went away, until a way on is chosen."""
+        return self._held
+
+    def run_replaced(self, exc: RunReplaced) -> HeldRun:
+        """Hold the run whose sidecar was deleted or replaced; say so once, in the cell.
+
+        Nothing is opened or created in its place: every use of the run raises
+        :class:`~skillnb.jupyter.held.RunHeld` until ``%skillnb restore``, ``%resume`` or
+        ``%skillnb new-run``.
+        """
+        if self._held is not None:
+            return self._held
+        from skillnb.core.records import RunState
+
+        run = self._run
+        state = run.journal.state.model_copy(deep=True) if run is not None else None
+        try:
+            folder: Path | None = self.folder()
+        except SkillnbError:
+            folder = None
+        self._held = HeldRun(
+            state or RunState(run_id=exc.expected),
+            run.journal.recent_in_memory() if run is not None else [],
+            run.workflow if run is not None else None,
+            exc.actual,
+            folder,
+        )
+        self.close_run()
+        self.show(self._held.output())
+        return self._held
+
+    def restore_held(self) -> tuple[Run, list[str]]:
+        """Write the held run back into its folder (setting aside a run standing there).
+
+        Returns:
+            The run, open again, and the facts whose values were kept by reference and went
+            with the folder.
+
+        Raises:
+            SkillnbError: no run is held, or it lived in a team store.
+
+        """
+        held = self._held
+        if held is None:
+            raise SkillnbError("nothing to restore: the run's sidecar is in place")
+        if held.folder is None:
+            raise SkillnbError("a run in a team store cannot be written back from a kernel")
+        from skillnb.jupyter.identity import sidecar_run_id
+        from skillnb.store.aside import set_aside
+        from skillnb.store.writeback import lost_values, write_back
+
+        standing = sidecar_run_id(held.folder)
+        if standing != held.run_id:
+            if standing is not None:
+                set_aside(held.folder, standing)
+            write_back(held.folder, held.state, held.events)
+        lost = lost_values(held.state, held.folder)
+        self._held = None
+        run = self.run
+        if held.workflow is not None:
+            run.bind(held.workflow)
+        return run, lost
+
     def existing_run(self) -> Run | None:
-        """Return the run if one was recorded (opened on demand), else ``None``; never create."""
+        """Return the run if one was recorded (opened on demand), else ``None``; never create.
+
+        Raises:
+            RunHeld: the run's sidecar went away under this kernel.
+
+        """
+        if self._held is not None:
+            raise self._held.error()
         if self._run is None and not self.run_exists():
             return None
         return self.run
@@ -321,7 +425,14 @@ class NotebookSession:
         return run
 
     def new_run(self) -> Run:
-        """Move the current run's folder aside (``<folder>~<run id>``) and start a fresh run."""
+        """Move the current run's folder aside (``<folder>~<run id>``) and start a fresh run.
+
+        Asked for by name, so a notebook whose identity is ambiguous (see
+        :mod:`skillnb.jupyter.identity`) starts its own run here too.
+        """
+        if self.location is not None:
+            self._followed = self.location.path
+        self._held = None  # the user's word: a new run
         old = self.existing_run()
         if old is not None:
             self._move_aside(old.id)
@@ -358,6 +469,14 @@ class NotebookSession:
             SkillnbError: no run here, and no saved notebook to rebuild one from.
 
         """
+        held, self._held = self._held, None  # the user's word: what stands there, or rebuild
+        try:
+            return self._resume(run_id)
+        except SkillnbError:
+            self._held = held  # nothing to go on with: the kernel still holds its run
+            raise
+
+    def _resume(self, run_id: str | None) -> tuple[Run, bool]:
         if run_id is not None:
             return self.switch_to(run_id), False
         run = self.existing_run()
@@ -453,6 +572,7 @@ class NotebookSession:
         """The notebook's parameter names (see :class:`~skillnb.jupyter.inputs.Parameters`)."""
         return self.parameters.names(self.location.path if self.location is not None else None)
 
+    @never_raises
     def pre_run_cell(self, info: Any) -> None:
         """IPython ``pre_run_cell`` handler: remember the cell id (top-level cells only)."""
         if self.depth:
@@ -467,6 +587,7 @@ class NotebookSession:
         self._shown_mirror = None
         self._events.clear()
 
+    @never_raises
     def post_run_cell(self, _result: Any) -> None:
         """IPython ``post_run_cell`` handler: send the mirror if the cell changed the run."""
         if self.depth or not self._dirty or self._run is None:

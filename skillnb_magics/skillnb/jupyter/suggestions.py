@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from skillnb.core.namespace import NamespaceWatch
+from skillnb.jupyter.hooks import never_raises
 
 if TYPE_CHECKING:
     from skillnb.core.records import Fact
@@ -73,6 +74,7 @@ class CellSuggestions:
         """``on``, ``auto`` or ``off`` (``SkillNB.suggest``)."""
         return str(getattr(self.session.config, "suggest", "on")).lower()
 
+    @never_raises
     def pre_run_cell(self, info: Any) -> None:
         """Fingerprint the namespace before a top-level cell (not when off)."""
         if self.session.depth or self.mode == "off":
@@ -83,6 +85,7 @@ class CellSuggestions:
             return
         self.watch.before(self.session.shell.user_ns)
 
+    @never_raises
     def post_run_cell(self, result: Any) -> None:
         """Rank what the cell produced; show, send or keep it (see the module docstring)."""
         if self.session.depth or self.mode == "off":

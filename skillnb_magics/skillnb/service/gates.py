@@ -78,7 +78,13 @@ class Gates:
     def _workflow(self, trigger: str) -> Workflow:
         workflow = self.journal.workflow
         if workflow is None:
-            raise TransitionNotAllowed(trigger, self.journal.state.state, [])
+            error = TransitionNotAllowed(trigger, self.journal.state.state, [])
+            error.args = (
+                f"there is no workflow yet, so trigger {trigger!r} leads nowhere: run the "
+                "notebook's %%workflow cell first (in Python: open_run(..., workflow=wf)); "
+                "a %%gate with --name NAME instead of a trigger needs no workflow",
+            )
+            raise error
         return workflow
 
     def transition(self, trigger: str) -> Transition:

@@ -17,7 +17,7 @@ import uuid
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,7 +27,15 @@ from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
 from skillnb.core.state import MalformedEvent, apply_all
 from skillnb.core.workflow import Workflow
-from skillnb.errors import ConflictError, RunReplaced, SkillnbError, SkillnbWarning, StoreCorrupted
+from skillnb.errors import (
+    ConflictError,
+    RunReplaced,
+    SkillnbError,
+    SkillnbWarning,
+    StateNotWritable,
+    StoreCorrupted,
+    not_writable,
+)
 from skillnb.store import codec
 from skillnb.store.protocol import Store
 
@@ -288,7 +296,7 @@ class RunJournal:
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
-        with self._mutex:
+        with self._mutex, self._writing():
             done: list[Event] | str = "lock"
             for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
                 done = self._commit_speculative(make, expected_version, sync)
@@ -306,9 +314,19 @@ class RunJournal:
                 self.refresh()  # the folder went away meanwhile: RunReplaced, not a raw error
                 raise
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Turn a folder the user may not write into a message saying how to move the run."""
+        try:
+            yield
+        except StateNotWritable:
+            raise
+        except PermissionError as exc:
+            raise not_writable(exc, self.store.location) from exc
+
     def create(self) -> None:
         """Record the run now (its ``run.created`` event) if nothing was written yet."""
-        with self._mutex, self.store.lock():
+        with self._mutex, self._writing(), self.store.lock():
             if self.refresh().version == 0:
                 events = self.store.append(
                     [self.draft("run.created", run_id=self._new_id)], expected_version=0
@@ -486,6 +504,15 @@ class RunJournal:
                 return list(deque(self.store.history(), maxlen=n))
             self._recent = deque(self.store.history(), maxlen=RECENT)
         return list(self._recent)[-n:]
+
+    def recent_in_memory(self) -> list[Event]:
+        """The last events this object folded (up to ``RECENT``), without reading the store.
+
+        What a kernel still has of a run whose folder went away (see
+        :mod:`skillnb.store.writeback`).
+        """
+        with self._mutex:
+            return list(self._recent)
 
     def fact_history(self, key: str) -> list[Fact]:
         """Every version of fact ``key``, oldest first, values decoded."""
