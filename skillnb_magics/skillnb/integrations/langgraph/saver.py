@@ -24,6 +24,7 @@ pickle) or, when one is passed, any LangGraph serializer except pickle.
 from __future__ import annotations
 
 import builtins
+import secrets
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +73,7 @@ def _config(thread: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     }
 
 
-class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
+class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer that keeps its data in a SKILL.nb run.
 
     Args:
@@ -99,6 +100,22 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def get_next_version(self, current: str | int | float | None, channel: None) -> str:
+        """A version after ``current``, unique to this write: ``"<step, 32 digits>.<random>"``.
+
+        Values are stored by (channel, version), so a branch forked from an older checkpoint
+        must never reuse a version another branch holds: the random part (from the OS, not
+        from anything user code may seed or mock) keeps forks apart, the zero-padded step
+        keeps versions ordered. Integer and string versions written earlier are continued.
+        """
+        if current is None:
+            step = 0
+        elif isinstance(current, int | float):
+            step = int(current)
+        else:
+            step = int(str(current).split(".", 1)[0])
+        return f"{step + 1:032}.{secrets.token_hex(8)}"
 
     # -- reading -------------------------------------------------------------------------
     def _channel_value(
