@@ -113,8 +113,7 @@ def _pytest(folder: Path, env: dict[str, str], report: Path, args: list[str]) ->
     cmd += ["-c", str(folder / "pyproject.toml"), "--rootdir", str(folder)]
     cmd += ["-o", "addopts=--strict-markers --snapshot-warn-unused", "--timeout", "300"]
     cmd += ["-o", f"cache_dir={CACHE / 'pytest-cache'}", f"--junitxml={report}", "-rf"]
-    if importlib.util.find_spec("pytest_asyncio") is not None or "deps" in env["PYTHONPATH"]:
-        cmd += ["-o", "asyncio_default_fixture_loop_scope=function"]  # silences its warning
+    cmd += ["-o", "asyncio_default_fixture_loop_scope=function"]  # pytest-asyncio's warning
     return _run([*cmd, *args], cwd=folder, env=env)
 
 
