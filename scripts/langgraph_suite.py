@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     first = CACHE / "report.xml"
     status = _pytest(folder, env, first, [*workers, *options.pytest_args])
     counts = _counts(first) if first.exists() else {"passed": [], "failed": [], "skipped": []}
+    selected = sum(len(v) for v in counts.values())
     flaky: list[str] = []
     if status == 1 and counts["failed"]:
         again = CACHE / "report-rerun.xml"
@@ -143,7 +144,6 @@ def main(argv: list[str] | None = None) -> int:
         rerun = _counts(again)
         flaky = rerun["passed"]
         counts["failed"] = rerun["failed"]
-    selected = sum(len(v) for v in counts.values())
     print(  # noqa: T201 (a script's report)
         f"LangGraph {version} graph tests, savers {options.savers}: {selected} selected, "
         f"{len(counts['passed']) + len(flaky)} passed ({len(flaky)} at the second try: "
