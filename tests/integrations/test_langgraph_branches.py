@@ -153,3 +153,24 @@ def test_opening_a_run_and_a_saver_draws_no_uuid4(tmp_path: Path) -> None:
     run.store.close()
     assert drawn.call_count == 0
     assert uuid.uuid4() != uuid.uuid4()
+
+
+@pytest.mark.parametrize("kind", ["jsonplus", "encrypted"])
+def test_a_langgraph_serializer_still_round_trips_a_graph(tmp_path: Path, kind: str) -> None:
+    pytest.importorskip("Crypto")
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    serde: Any = (
+        JsonPlusSerializer()
+        if kind == "jsonplus"
+        else EncryptedSerializer.from_pycryptodome_aes(key=b"1234567890123456")
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    run = _open(tmp_path / "run")
+    with SkillnbSaver(run, serde=serde) as saver:
+        graph = _graph(saver)
+        graph.invoke({"items": []}, config)
+        assert graph.invoke({"items": []}, config) == {"items": ["n0", "n1"]}
+        assert len(list(graph.get_state_history(config))) == 6  # 3 per invoke
+    run.store.close()
