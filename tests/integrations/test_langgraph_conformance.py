@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
+import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
-from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
+from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES, Capability
 
 import skillnb
 from skillnb.integrations.langgraph import SkillnbSaver
 
 
-def test_every_capability_passes(tmp_path: Path) -> None:
+def _registered(tmp_path: Path) -> Any:
     folders = iter(range(100))
 
     @checkpointer_test(name="SkillnbSaver")
@@ -30,7 +33,11 @@ def test_every_capability_passes(tmp_path: Path) -> None:
         finally:
             run.store.close()
 
-    report = asyncio.run(validate(saver))
+    return saver
+
+
+def test_every_capability_passes(tmp_path: Path) -> None:
+    report = asyncio.run(validate(_registered(tmp_path)))
     report.print_report()
     failures = {
         cap: result.failures for cap, result in report.results.items() if result.passed is not True
@@ -42,3 +49,17 @@ def test_every_capability_passes(tmp_path: Path) -> None:
     assert report.conformance_level() == "FULL"
     counts = {cap: r.tests_passed for cap, r in report.results.items()}
     assert sum(counts.values()) >= 80, counts
+
+
+def test_delta_channel_history_passes_when_the_suite_has_it(tmp_path: Path) -> None:
+    """The newer capability (DeltaChannel's parent-chain walk), run by name when installed."""
+    if "delta_channel_history" not in {c.value for c in Capability}:
+        pytest.skip(
+            f"langgraph-checkpoint-conformance {version('langgraph-checkpoint-conformance')} "
+            "has no delta_channel_history capability"
+        )
+    report = asyncio.run(validate(_registered(tmp_path), capabilities={"delta_channel_history"}))
+    report.print_report()
+    result = report.results["delta_channel_history"]
+    assert result.passed is True, result.failures
+    assert result.tests_passed > 0

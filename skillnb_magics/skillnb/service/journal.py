@@ -11,9 +11,9 @@ receive it; none of them knows about :class:`skillnb.run.Run`.
 from __future__ import annotations
 
 import getpass
+import secrets
 import threading
 import time
-import uuid
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -142,7 +142,8 @@ class RunJournal:
         self._mutex = threading.RLock()  # the heartbeat thread commits renewals too
         self._closed = False
         self._replaced: RunReplaced | None = None
-        self._new_id = uuid.uuid4().hex[:12]
+        # From the OS, not uuid4: code that mocks uuid4 (tests do) must not see a draw here.
+        self._new_id = secrets.token_hex(6)
         self._speculate: Callable[[], AbstractContextManager[None]] | None = _offered(
             store, "speculate"
         )

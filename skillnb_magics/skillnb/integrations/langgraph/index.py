@@ -35,12 +35,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FULL_EVERY", "Entry", "Namespace", "ThreadIndex"]
+__all__ = ["FULL_EVERY", "MAX_CHAIN", "Entry", "MalformedGraphData", "Namespace", "ThreadIndex"]
 
 _RESUME = "__resume__"
 
 FULL_EVERY = 256
 """A channel's whole value is stored again after this many deltas."""
+
+MAX_CHAIN = 4 * FULL_EVERY
+"""Longest delta chain read back: longer ones are damaged (or hostile) data."""
+
+
+class MalformedGraphData(ValueError):
+    """Stored LangGraph data is not in a form the saver writes (the saver names where)."""
 
 
 @dataclass
@@ -100,38 +107,74 @@ class Namespace:
 
     def chain_length(self, channel: str, version: Any) -> int:
         """How many deltas separate the stored ``version`` of ``channel`` from a whole value."""
-        n = 0
         stored = self.blobs.get((channel, version))
-        while stored is not None and ("d" in stored or "a" in stored):
-            n += 1
-            stored = self.blobs.get((channel, stored.get("d", stored.get("a"))))
-        return n
+        return len(self._chain(channel, version, stored)) - 1 if stored is not None else 0
+
+    def _chain(self, channel: str, version: Any, stored: Any) -> list[Any]:
+        """The stored forms from ``version`` back to a whole value (checked, bounded).
+
+        Raises:
+            MalformedGraphData: a stored form is not one of the four, a delta's base is
+                missing, the chain loops back on itself or is longer than :data:`MAX_CHAIN`.
+
+        """
+        chain = [stored]
+        seen = {version}
+        while True:
+            if not isinstance(stored, dict) or not stored.keys() & {"f", "d", "a", "e"}:
+                raise MalformedGraphData(
+                    f"channel {channel!r} at version {version!r}: unknown stored form"
+                )
+            if "d" not in stored and "a" not in stored:
+                return chain
+            base = _version(stored["d"] if "d" in stored else stored["a"])
+            if base in seen:
+                raise MalformedGraphData(
+                    f"channel {channel!r} at version {version!r}: its deltas loop back to "
+                    f"version {base!r}"
+                )
+            if len(chain) > MAX_CHAIN:
+                raise MalformedGraphData(
+                    f"channel {channel!r} at version {version!r}: more than {MAX_CHAIN} deltas"
+                )
+            seen.add(base)
+            stored = self.blobs.get((channel, base))
+            if stored is None:
+                raise MalformedGraphData(
+                    f"channel {channel!r} at version {version!r}: the base version {base!r} "
+                    "of a delta is missing"
+                )
+            chain.append(stored)
 
     def materialize(self, channel: str, version: Any) -> tuple[bool, Any]:
         """``(present, encoded value)`` of ``channel`` at ``version`` (deltas applied).
 
         Raises:
-            KeyError: a delta's base is missing (the journal was damaged).
+            MalformedGraphData: the stored forms are damaged (see :meth:`_chain`).
 
         """
-        chain: list[Any] = []
         stored = self.blobs.get((channel, version))
-        if stored is None or "e" in stored:
+        if stored is None or (isinstance(stored, dict) and "e" in stored):
             return False, None
-        while "d" in stored or "a" in stored:
-            chain.append(stored)
-            base = stored["d"] if "d" in stored else stored["a"]
-            stored = self.blobs[(channel, base)]
-        value = stored["f"]
-        if chain:
+        *deltas, whole = self._chain(channel, version, stored)
+        if "f" not in whole:
+            raise MalformedGraphData(
+                f"channel {channel!r} at version {version!r}: a delta applies to an empty value"
+            )
+        value = whole["f"]
+        if deltas:
             value = dict(value) if isinstance(value, dict) else list(value)
-        for delta in reversed(chain):
-            if "d" in delta:
+        for delta in reversed(deltas):
+            if "d" in delta and isinstance(value, dict):
                 value.update(delta["set"])
                 for key in delta["del"]:
                     value.pop(key, None)
-            else:
+            elif "a" in delta and isinstance(value, list):
                 value.extend(delta["add"])
+            else:
+                raise MalformedGraphData(
+                    f"channel {channel!r} at version {version!r}: a delta does not fit its base"
+                )
         return True, value
 
 
@@ -156,8 +199,25 @@ class ThreadIndex:
         return self.threads.get(thread, {}).get(ns)
 
     def fold(self, seq: int, type_: str, data: Mapping[str, Any]) -> None:
-        """Apply one event (any type; those not ``langgraph.*`` only advance :attr:`seen`)."""
+        """Apply one event (any type; those not ``langgraph.*`` only advance :attr:`seen`).
+
+        Raises:
+            MalformedGraphData: a ``langgraph.*`` event's data is not in the saver's form.
+
+        """
         self.seen = max(self.seen, seq)
+        if not type_.startswith("langgraph."):
+            return
+        try:
+            self._apply(seq, type_, data)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            name = data.get("id", data.get("checkpoint")) if isinstance(data, Mapping) else None
+            what = f"checkpoint {name!r}" if name is not None else "data"
+            raise MalformedGraphData(
+                f"journal event {seq} ({type_}): malformed LangGraph {what}: {exc!r}"
+            ) from exc
+
+    def _apply(self, seq: int, type_: str, data: Mapping[str, Any]) -> None:
         if type_ == "langgraph.checkpoint":
             self._checkpoint(seq, data)
         elif type_ == "langgraph.writes":
@@ -175,7 +235,9 @@ class ThreadIndex:
     def _checkpoint(self, seq: int, data: Mapping[str, Any]) -> None:
         ns = self.ns(str(data["thread"]), str(data["ns"]))
         for channel, stored in data["values"].items():
-            ns.blobs[(channel, _version(data["versions"][channel]))] = stored
+            # First write wins: a stored version is never replaced, so what an earlier
+            # checkpoint reads stays as it was whatever a later (or colliding) event holds.
+            ns.blobs.setdefault((channel, _version(data["versions"][channel])), stored)
         parent = data.get("parent")
         entry = Entry(
             id=str(data["id"]),

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from skillnb.core.records import EventDraft
+from skillnb.errors import StoreCorrupted
 from skillnb.integrations.langgraph.channels import ChannelCache
-from skillnb.integrations.langgraph.index import ThreadIndex
+from skillnb.integrations.langgraph.foreign import ForeignReader
+from skillnb.integrations.langgraph.index import MalformedGraphData, ThreadIndex
 from skillnb.integrations.langgraph.serde import SkillnbSerializer, decode_tree
 from skillnb.integrations.langgraph.threads import head
 
@@ -71,6 +73,7 @@ class GraphJournal:
         self.index = ThreadIndex()
         self.loaded = False
         self.cache = ChannelCache(self.encode)
+        self.foreign = ForeignReader(serde)
 
     def close(self) -> None:
         """Release the saver's own store handle (the user's run stays open)."""
@@ -85,6 +88,10 @@ class GraphJournal:
         type_, payload = self.serde.dumps_typed(value)
         if type_ == "pickle":
             raise TypeError("refusing to store a pickled value in a SKILL.nb run")
+        try:
+            self.foreign.check(type_)
+        except ValueError as exc:
+            raise TypeError(f"refusing to store a value it could not read back: {exc}") from None
         return {"$t": "serde", "type": type_, "b64": base64.b64encode(payload).decode("ascii")}
 
     def decode(self, data: Any) -> Any:
@@ -94,14 +101,18 @@ class GraphJournal:
         return decode_tree(data, self.run.store, foreign=self._foreign)
 
     def _foreign(self, data: dict[str, Any]) -> Any:
-        return self.serde.loads_typed((str(data["type"]), base64.b64decode(data["b64"])))
+        return self.foreign.loads(str(data["type"]), base64.b64decode(data["b64"]))
 
     # -- the journal ---------------------------------------------------------------------
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the saver's lock and the store's writer lock, caught up with the journal."""
         with self.mutex, self.run.store.lock():
-            self._sync()
+            try:
+                self._sync()
+            except MalformedGraphData as exc:
+                self.reset()
+                raise StoreCorrupted(self.run.store.location, str(exc)) from exc
             yield
 
     def _sync(self) -> None:

@@ -24,8 +24,9 @@ pickle) or, when one is passed, any LangGraph serializer except pickle.
 from __future__ import annotations
 
 import builtins
+import secrets
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -41,8 +42,10 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from skillnb.errors import StoreCorrupted
 from skillnb.integrations.langgraph.asyncmethods import AsyncMethods
-from skillnb.integrations.langgraph.index import Entry, Namespace
+from skillnb.integrations.langgraph.conflicts import HeadWatch
+from skillnb.integrations.langgraph.index import Entry, MalformedGraphData, Namespace
 from skillnb.integrations.langgraph.journal import GraphJournal, Item
 from skillnb.integrations.langgraph.serde import SkillnbSerializer
 from skillnb.integrations.langgraph.threads import (
@@ -51,6 +54,7 @@ from skillnb.integrations.langgraph.threads import (
     approval_requests,
     interrupt_rows,
 )
+from skillnb.store.codec import CodecError
 
 if TYPE_CHECKING:
     from skillnb.run import Run
@@ -59,6 +63,8 @@ __all__ = ["SkillnbSaver"]
 
 _SYNCED_CHANNELS = frozenset({INTERRUPT, RESUME, "__error__"})
 _ABSENT = object()
+_DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, CodecError)
+"""What reading a damaged or hostile stored checkpoint raises (as ``StoreCorrupted``)."""
 
 
 def _ids(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -72,7 +78,7 @@ def _config(thread: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     }
 
 
-class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
+class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer that keeps its data in a SKILL.nb run.
 
     Args:
@@ -89,6 +95,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         super().__init__(serde=serde or SkillnbSerializer(run.store))
         self.run = run
         self._journal = GraphJournal(run, self.serde)
+        self._heads = HeadWatch()
 
     def close(self) -> None:
         """Release the saver's own handle on the run's store (the user's run stays open)."""
@@ -99,6 +106,22 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def get_next_version(self, current: str | int | float | None, channel: None) -> str:
+        """A version after ``current``, unique to this write: ``"<step, 32 digits>.<random>"``.
+
+        Values are stored by (channel, version), so a branch forked from an older checkpoint
+        must never reuse a version another branch holds: the random part (from the OS, not
+        from anything user code may seed or mock) keeps forks apart, the zero-padded step
+        keeps versions ordered. Integer and string versions written earlier are continued.
+        """
+        if current is None:
+            step = 0
+        elif isinstance(current, int | float):
+            step = int(current)
+        else:
+            step = int(str(current).split(".", 1)[0])
+        return f"{step + 1:032}.{secrets.token_hex(8)}"
 
     # -- reading -------------------------------------------------------------------------
     def _channel_value(
@@ -118,7 +141,24 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         return value
 
     def _tuple(self, thread: str, ns_name: str, ns: Namespace, entry: Entry) -> CheckpointTuple:
+        try:
+            return self._read(thread, ns_name, ns, entry)
+        except _DAMAGE as exc:
+            where = f"thread {thread!r}" + (f", namespace {ns_name!r}" if ns_name else "")
+            raise StoreCorrupted(
+                self._journal.run.store.location,
+                f"LangGraph checkpoint {entry.id!r} of {where} cannot be read: {exc}",
+            ) from exc
+
+    def _read(self, thread: str, ns_name: str, ns: Namespace, entry: Entry) -> CheckpointTuple:
         checkpoint = self._journal.decode(entry.checkpoint)
+        if not isinstance(checkpoint, dict) or not isinstance(
+            checkpoint.get("channel_versions", {}), dict
+        ):
+            raise MalformedGraphData("the stored checkpoint is not a mapping of the saver's form")
+        metadata = self._journal.decode(entry.metadata)
+        if not isinstance(metadata, dict):
+            raise MalformedGraphData("its metadata is not a mapping")
         values = {}
         for channel, version in checkpoint.get("channel_versions", {}).items():
             value = self._channel_value(thread, ns_name, ns, channel, version)
@@ -131,8 +171,8 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         )
         return CheckpointTuple(
             config=_config(thread, ns_name, entry.id),
-            checkpoint=checkpoint,
-            metadata=self._journal.decode(entry.metadata),
+            checkpoint=cast(Checkpoint, checkpoint),
+            metadata=cast(CheckpointMetadata, metadata),
             parent_config=_config(thread, ns_name, entry.parent) if entry.parent else None,
             pending_writes=[
                 (task, channel, self._journal.decode(v))
@@ -145,6 +185,8 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         thread, ns_name, checkpoint_id = _ids(config)
         with self._journal.locked():
             ns = self._journal.index.find(thread, ns_name)
+            if not checkpoint_id:
+                self._heads.saw(thread, ns_name, ns)
             if ns is None:
                 return None
             entry = ns.checkpoints.get(checkpoint_id or ns.latest or "")
@@ -199,8 +241,20 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         return out
 
     def _metadata_matches(self, entry: Entry, filter_: dict[str, Any]) -> bool:
-        metadata = self._journal.decode(entry.metadata)
+        metadata = self._metadata(entry)
         return all(metadata.get(k) == v for k, v in filter_.items())
+
+    def _metadata(self, entry: Entry) -> dict[str, Any]:
+        try:
+            metadata = self._journal.decode(entry.metadata)
+            if not isinstance(metadata, dict):
+                raise MalformedGraphData("its metadata is not a mapping")
+        except _DAMAGE as exc:
+            raise StoreCorrupted(
+                self._journal.run.store.location,
+                f"LangGraph checkpoint {entry.id!r} cannot be read: {exc}",
+            ) from exc
+        return metadata
 
     # -- writing -------------------------------------------------------------------------
     def put(
@@ -215,6 +269,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         values = checkpoint.get("channel_values", {})
         rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         with self._journal.locked():
+            self._heads.check(thread, ns_name, self._journal.index.find(thread, ns_name), parent)
             try:
                 stored = {
                     channel: self._journal.cache.store(
@@ -240,6 +295,9 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
             self._journal.commit(
                 [("langgraph.checkpoint", data, thread if ns_name == "" else None)], sync=True
             )
+            found = self._journal.index.find(thread, ns_name)
+            latest = found.latest if found is not None else None
+            self._heads.stored(thread, ns_name, latest or checkpoint["id"])
         return _config(thread, ns_name, checkpoint["id"])
 
     def put_writes(
@@ -291,6 +349,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
         with self._journal.locked():
             if str(thread_id) in self._journal.index.threads:
                 self._journal.cache.forget(str(thread_id))
+                self._heads.forget(str(thread_id))
                 self._journal.commit(
                     [("langgraph.deleted", {"thread": str(thread_id)}, None)], sync=True
                 )
@@ -305,10 +364,11 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
                     ids = [
                         cid
                         for cid, entry in ns.checkpoints.items()
-                        if str(self._journal.decode(entry.metadata).get("run_id")) in wanted
+                        if str(self._metadata(entry).get("run_id")) in wanted
                     ]
                     if ids:
                         data = {"thread": thread, "ns": ns_name, "ids": sorted(ids)}
+                        self._heads.forget(thread)
                         items.append(("langgraph.pruned", data, thread if ns_name == "" else None))
             if items:
                 self._journal.commit(items, sync=True)
@@ -328,6 +388,7 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
                     continue
                 if strategy == "delete":
                     self._journal.cache.forget(thread)
+                    self._heads.forget(thread)
                     items.append(("langgraph.deleted", {"thread": thread}, None))
                     continue
                 for ns_name, ns in spaces.items():
@@ -345,5 +406,6 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[int]):
             if source not in self._journal.index.threads:
                 return
             self._journal.cache.forget(target)
+            self._heads.forget(target)
             data = {"source": source, "target": target}
             self._journal.commit([("langgraph.copied", data, target)], sync=True)

@@ -10,6 +10,8 @@ tagged object ``{"$t": tag, ...}``:
 
 ============  ==================================================================
 ``tuple``     ``{"$t": "tuple", "$v": [...]}``; ``set`` and ``frozenset`` alike
+``ntuple``    a ``NamedTuple`` (LangGraph's ``_DeltaSnapshot``, users' own):
+              ``{"$t": "ntuple", "type": "module:Qualname", "$v": [...]}``
 ``map``       a dict whose keys are not all strings, or that has a ``"$t"`` key:
               ``{"$t": "map", "$v": [[key, value], ...]}``
 ``send``      ``{"$t": "send", "node": str, "arg": ..., "timeout": ...}``
@@ -17,8 +19,10 @@ tagged object ``{"$t": tag, ...}``:
 ``codec``     a leaf encoded by the codec: ``{"$t": "codec", "enc": name, "$v": stored}``
 ============  ==================================================================
 
-A value the codec could only keep as its ``repr`` is refused with a ``TypeError`` naming its
-type: a checkpoint that cannot be restored would break the resume it exists for. Classes
+An exception is stored as its ``repr``, as LangGraph's own serializer stores it (a failed
+task's ``__error__`` write is shown as that text). A value the codec could only keep as its
+``repr`` is refused with a ``TypeError`` naming its type: a checkpoint that cannot be
+restored would break the resume it exists for. Classes
 are looked up among modules already imported, never imported because stored data names
 them (the codec's rule). :class:`SkillnbSerializer` wraps this as LangGraph's
 ``SerializerProtocol``; its ``loads_typed`` refuses pickle and every other foreign format.
@@ -96,7 +100,19 @@ def encode_tree(value: object, store: BlobStore | None = None, depth: int = 0) -
     if kind in (set, frozenset):
         items = sorted(value, key=repr)  # type: ignore[call-overload]
         return {"$t": kind.__name__, "$v": [encode_tree(v, store, depth + 1) for v in items]}
+    if isinstance(value, tuple) and _is_namedtuple(kind):
+        return {
+            "$t": "ntuple",
+            "type": f"{kind.__module__}:{kind.__qualname__}",
+            "$v": [encode_tree(v, store, depth + 1) for v in value],
+        }
+    if isinstance(value, BaseException):
+        return repr(value)  # what LangGraph's serializer keeps of an exception
     return _encode_object(value, store, depth)
+
+
+def _is_namedtuple(cls: type) -> bool:
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
 
 
 def _encode_dict(value: dict[Any, Any], store: BlobStore | None, depth: int) -> Any:
@@ -184,6 +200,12 @@ def _decode_tagged(tag: str, data: dict[str, Any], store: BlobStore | None) -> A
         return send(str(data["node"]), decode_tree(data["arg"], store))
     if tag == "dc":
         return _decode_dataclass(data, store)
+    if tag == "ntuple":
+        spec = str(data["type"])
+        cls = find_loaded_class(spec, _is_namedtuple)
+        if cls is None:
+            raise codec.CodecError(f"class {spec} of a stored named tuple is not imported")
+        return cls(*(decode_tree(v, store) for v in data["$v"]))
     if tag == "codec":
         return codec.decode(data["$v"], str(data["enc"]), store or _NoBlobs())
     raise codec.CodecError(f"unknown tag {tag!r} in a stored LangGraph value")
