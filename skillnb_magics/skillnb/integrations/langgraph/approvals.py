@@ -26,14 +26,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from skillnb.core.records import Event, RunState
+from skillnb.integrations.langgraph.threads import RESUME
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from skillnb.run import Run
 
-__all__ = ["answers", "delivered", "resume_approved", "resume_on_approval"]
+__all__ = ["answers", "resume_approved", "resume_on_approval"]
 
 _DECIDED = ("approved", "rejected")
 
@@ -57,24 +60,34 @@ def answers(run: Run, thread_id: str) -> dict[str, Any]:
     return out
 
 
-def delivered(state: RunState, thread_id: str) -> list[str]:
-    """Open interrupts of the thread whose answer is already stored in it (consumed)."""
+def _stored_answer(graph: CompiledStateGraph[Any, Any, Any, Any], config: Any) -> bool:
+    """Whether the thread's latest checkpoint holds an answer that its step has not used up.
+
+    A resume write stays on the checkpoint it answered until the step finishes and the next
+    checkpoint is stored: one there means a process stopped between the two.
+    """
+    saver = graph.checkpointer
+    if not isinstance(saver, BaseCheckpointSaver):
+        return False
+    found = saver.get_tuple(config)
+    return found is not None and any(w[1] == RESUME for w in found.pending_writes or [])
+
+
+def _waiting(state: RunState, thread_id: str) -> bool:
+    """Whether an open interrupt of the thread still waits for its answer to be stored."""
     thread = state.graph_threads.get(thread_id)
-    if thread is None:
-        return []
-    return [
-        i.id
+    return thread is not None and any(
+        i.id not in state.approvals or state.approvals[i.id].status != "consumed"
         for i in thread.interrupts
-        if i.id in state.approvals and state.approvals[i.id].status == "consumed"
-    ]
+    )
 
 
 def resume_approved(graph: CompiledStateGraph[Any, Any, Any, Any], run: Run, thread_id: str) -> Any:
     """Resume ``thread_id`` with the answers recorded for its interrupts.
 
     The decided answers go in as ``Command(resume={interrupt id: answer})``; a thread whose
-    answer was stored before its process died (its approval consumed, its interrupt still
-    open) is continued with ``invoke(None)``, which hands the stored answer to the node.
+    answer was stored before its process died (its approval consumed, the step it resumed
+    not finished) is continued with ``invoke(None)``, which hands the stored answer on.
 
     Returns:
         What ``graph.invoke`` returned, or ``None`` when no interrupt of the thread has an
@@ -87,7 +100,7 @@ def resume_approved(graph: CompiledStateGraph[Any, Any, Any, Any], run: Run, thr
     found = answers(run, thread_id)
     if found:
         return graph.invoke(Command(resume=found), config)
-    if delivered(run.journal.state, thread_id):
+    if not _waiting(run.journal.state, thread_id) and _stored_answer(graph, config):
         return graph.invoke(None, config)
     return None
 
