@@ -1,8 +1,8 @@
 """LangGraph checkpointers: SkillnbSaver against SqliteSaver and InMemorySaver.
 
 Run with ``.venv/bin/python benchmarks/langgraph.py [--steps 100,1000,5000] [--savers ...]``
-(about two minutes on a quiet machine; SqliteSaver's database reaches gigabytes; ``--steps
-100,1000,20000`` for a longer thread). One process, one run of each saver. It joins
+(about 200 s of CPU, a few minutes on a quiet machine; ``--savers SkillnbSaver,SqliteSaver``
+is shorter, ``--steps 100,1000,20000`` longer). One process, one run of each saver. It joins
 ``benchmarks/all.py``'s table: SkillnbSaver's ms per step against SqliteSaver (floor 0.5x)
 and InMemorySaver (floor 1.5x) at each step count, its growth from the first to the last
 count (flat: at most 1.5x), and its disk against SqliteSaver's (floor 1/10).
