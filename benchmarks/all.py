@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from _table import Row, check, format_table
 
@@ -53,9 +55,24 @@ def offers_rows(name: str) -> bool:
     return False
 
 
+def _load(name: str) -> Any:
+    """Import ``benchmarks/<name>.py`` under a name of its own.
+
+    ``langgraph.py`` is named like the package it measures: imported as ``langgraph`` it
+    would hide that package from itself.
+    """
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", HERE / f"{name}.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load benchmarks/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def one(name: str, rows_file: Path, argv: list[str]) -> int:
     """In a child process: run ``name``'s ``main(argv)`` and write its rows as JSON."""
-    rows = importlib.import_module(name).main(argv)
+    rows = _load(name).main(argv)
     for found in rows:
         missing = _KEYS - set(found)
         if missing:

@@ -1,7 +1,11 @@
 """LangGraph checkpointers: SkillnbSaver against SqliteSaver and InMemorySaver.
 
-Run with ``.venv/bin/python benchmarks/langgraph.py [--steps 100,1000,5000]`` (a few
-minutes; SqliteSaver's database reaches gigabytes). One process, one run of each saver.
+Run with ``.venv/bin/python benchmarks/langgraph.py [--steps 100,1000,5000] [--savers ...]``
+(about 200 s of CPU, a few minutes on a quiet machine; ``--savers SkillnbSaver,SqliteSaver``
+is shorter, ``--steps 100,1000,20000`` longer). One process, one run of each saver. It joins
+``benchmarks/all.py``'s table: SkillnbSaver's ms per step against SqliteSaver (floor 0.5x)
+and InMemorySaver (floor 1.5x) at each step count, its growth from the first to the last
+count (flat: at most 1.5x), and its disk against SqliteSaver's (floor 1/10).
 
 Workload: a one-node graph whose state is a dict channel reduced with ``operator.or_``;
 each ``invoke`` on one thread adds one key (``k<n>`` -> ``n``), so after N steps the dict
@@ -30,12 +34,15 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-# This file is named like the package it measures: keep its folder off the import path.
+from _table import Row, row
+
+# This file is named like the package it measures: keep its folder off the import path
+# (``_table`` above is imported first, from beside it).
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
@@ -206,14 +213,15 @@ def table(
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> list[Row]:
+    """Measure the savers, print the tables, return the headline rows (``benchmarks/all.py``)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--steps", default="100,1000,5000")
     parser.add_argument("--savers", default=",".join(SAVERS))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     steps = sorted(int(s) for s in args.steps.split(","))
     names = args.savers.split(",")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         root = Path(tmp)
         samples, sizes, floors = run_interleaved(names, steps[-1], root)
     floor_line = ", ".join(f"{floors[n]:.2f} at {n:,}" for n in steps if n in floors)
@@ -228,26 +236,87 @@ def main() -> None:
         steps,
         sizes,
     )
+    own_costs(names, steps, wall, cpu)
+    rows = headline(wall, sizes, steps)
+    if rows:
+        print()
+        for found in rows:
+            ratio = f"{found['ratio']:.3f}x" if found["ratio"] is not None else "-"
+            ok = {True: "ok", False: "MISSED", None: "-"}[found["ok"]]
+            print(f"{found['figure']}: {ratio} (floor {found['target']}) {ok}")
+    return rows
+
+
+def own_costs(
+    names: list[str], steps: list[int], wall: dict[str, dict[int, float]], cpu: Any
+) -> None:
+    """Each saver's ms per step minus LangGraph's own (when ``LangGraph alone`` ran)."""
     base = "LangGraph alone"
-    if base in wall:
-        print(f"\nEach saver's own cost: its ms per step minus {base}'s\n")
-        print("| saver | " + " | ".join(f"wall at {n:,}" for n in steps), end=" | ")
-        print(" | ".join(f"CPU at {n:,}" for n in steps) + " | wall growth | CPU growth |")
-        print("|---" * (2 * len(steps) + 3) + "|")
-        for name in (n for n in names if n != base):
-            own_wall = [wall[name][n] - wall[base][n] for n in steps]
-            own_cpu = [cpu[name][n] - cpu[base][n] for n in steps]
-            cells = " | ".join(f"{v:.2f}" for v in own_wall + own_cpu)
-            growth = f"{own_wall[-1] / own_wall[0]:.2f}x | {own_cpu[-1] / own_cpu[0]:.2f}x"
-            print(f"| {name} | {cells} | {growth} |")
-    if "SkillnbSaver" in wall and "SqliteSaver" in wall:
-        ours, theirs = wall["SkillnbSaver"], wall["SqliteSaver"]
-        ratios = ", ".join(f"{ours[n] / theirs[n]:.2f} at {n:,}" for n in steps)
-        print(f"\nSkillnbSaver / SqliteSaver, wall ms per step: {ratios}")
-        print(
-            f"SkillnbSaver / SqliteSaver, size at {steps[-1]:,}: "
-            f"{sizes['SkillnbSaver'] / sizes['SqliteSaver']:.4f}"
+    if base not in wall:
+        return
+    print(f"\nEach saver's own cost: its ms per step minus {base}'s\n")
+    print("| saver | " + " | ".join(f"wall at {n:,}" for n in steps), end=" | ")
+    print(" | ".join(f"CPU at {n:,}" for n in steps) + " | wall growth | CPU growth |")
+    print("|---" * (2 * len(steps) + 3) + "|")
+    for name in (n for n in names if n != base):
+        own_wall = [wall[name][n] - wall[base][n] for n in steps]
+        own_cpu = [cpu[name][n] - cpu[base][n] for n in steps]
+        cells = " | ".join(f"{v:.2f}" for v in own_wall + own_cpu)
+        growth = f"{own_wall[-1] / own_wall[0]:.2f}x | {own_cpu[-1] / own_cpu[0]:.2f}x"
+        print(f"| {name} | {cells} | {growth} |")
+
+
+def headline(
+    wall: dict[str, dict[int, float]], sizes: dict[str, int], steps: list[int]
+) -> list[Row]:
+    """SkillnbSaver against the other savers measured in the same run, with the floors."""
+    ours = wall.get("SkillnbSaver")
+    if ours is None:
+        return []
+    rows = []
+    for name, target in (("SqliteSaver", "<= 0.5"), ("InMemorySaver", "<= 1.5")):
+        theirs = wall.get(name, {})
+        for n in steps if theirs else []:
+            figure = f"SkillnbSaver ms/step at {n:,} steps vs {name}"
+            rows.append(
+                row(
+                    "langgraph",
+                    figure,
+                    ours[n],
+                    "ms",
+                    baseline=theirs[n],
+                    baseline_name=name,
+                    target=target,
+                )
+            )
+    first, last = steps[0], steps[-1]
+    if last != first:
+        figure = f"SkillnbSaver ms/step at {last:,} vs at {first:,} (flat)"
+        rows.append(
+            row(
+                "langgraph",
+                figure,
+                ours[last],
+                "ms",
+                baseline=ours[first],
+                baseline_name=f"itself at {first:,}",
+                target="<= 1.5",
+            )
         )
+    if "SqliteSaver" in sizes:
+        figure = f"SkillnbSaver disk at {last:,} steps vs SqliteSaver"
+        rows.append(
+            row(
+                "langgraph",
+                figure,
+                sizes["SkillnbSaver"] / 2**20,
+                "MiB",
+                baseline=sizes["SqliteSaver"] / 2**20,
+                baseline_name="SqliteSaver",
+                target="<= 0.1",
+            )
+        )
+    return rows
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import { keepSuggestion, type KeepSuggestions } from './keep';
 import { applyOutputMirror } from './mirror';
 import type { RunModel } from './model';
 import { resumeInKernel } from './resume';
+import { threadResume } from './threadresume';
 import type { IApprovalHandlers } from './sections';
 import type { ISkillnbPanel } from './tokens';
 import type { IPendingApproval, ISuggestion } from './types';
@@ -231,7 +232,8 @@ async function decide(
       await model.reject(pending.gate, note);
     }
     Notification.success(
-      `${verb === 'Approve' ? 'Approved' : 'Rejected'} "${pending.gate}"${who ? ` as ${who.name}` : ''}.`,
+      `${verb === 'Approve' ? 'Approved' : 'Rejected'} "${pending.gate}"${who ? ` as ${who.name}` : ''}.` +
+        threadResume(pending.gate),
       {
         autoClose: AUTO_CLOSE_MS
       }

@@ -127,15 +127,15 @@ def test_a_node_that_asks_twice_opens_a_second_request(tmp_path: Path) -> None:
     compiled = builder.compile(checkpointer=SkillnbSaver(run))
     compiled.invoke({"d": {}}, CONFIG)
     [first] = run.pending()
-    assert first.message == '"first question"'
+    assert first.message == "first question"
     run.approve(first.gate, by="ana", note="one")
     out = resume_approved(compiled, run, "review")
     assert out["__interrupt__"][0].value == "second question"
     [second] = run.pending()
-    assert second.message == '"second question"'
+    assert second.message == "second question"
     assert second.id != first.id
     [thread] = run.describe()["threads"]
-    assert [i["value"] for i in thread["interrupts"]] == ['"second question"']
+    assert [i["value"] for i in thread["interrupts"]] == ["second question"]
     run.approve(second.gate, by="ana", note="two")
     out = resume_approved(compiled, run, "review")
     assert out["d"] == {"first": "one", "second": "two"}

@@ -312,7 +312,7 @@ def test_threads_show_step_next_nodes_and_interrupts_waiting_for_approval() -> N
     view = sample_view()
     text = render_text(view)
     assert "LangGraph threads:" in text
-    assert "  - agent-1: step 4 · next review · 6 checkpoints" in text
+    assert "  - agent-1: step 4 · waiting in review · next review · 6 checkpoints" in text
     assert "      interrupt in review: ship? " in text
     assert "(waiting for approval)" in text
     assert "  - agent-2: finished · 1 checkpoint" in text

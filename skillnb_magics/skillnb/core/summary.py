@@ -213,7 +213,9 @@ def _pending_group(view: Mapping[str, Any]) -> _Group:
         _rows(view, "pending"), key=lambda a: (_int(a.get("requested_seq")), str(a.get("id")))
     )
     lines = [
-        f"- {_name(a.get('gate'))} for {_name(a.get('trigger'))} (state {_name(a.get('state'))}, "
+        f"- {_name(a.get('gate'))}"
+        + (f" for {_name(a.get('trigger'))}" if a.get("trigger") else "")
+        + f" (state {_name(a.get('state'))}, "
         f"requested at v{_int(a.get('requested_seq'))}{_id(a.get('id'))}): "
         f"{_text(a.get('message'))}"
         for a in rows
@@ -307,6 +309,9 @@ def _thread_group(view: Mapping[str, Any]) -> _Group:
             f"{_text(i.get('value'))}"
             for i in _rows(t, "interrupts")
         ]
+        if _rows(t, "interrupts"):
+            call = f"resume_approved(graph, run, {str(t.get('thread_id'))!r})"
+            lines.append(f"  - once decided, resume with {_text(call)}")
     return group
 
 

@@ -34,10 +34,12 @@ __all__ = [
     "headline",
     "history_line",
     "pending_lines",
+    "question",
     "render_text",
     "result_status",
     "thread_detail",
     "thread_interrupts",
+    "thread_resume",
     "uncertain_lines",
 ]
 
@@ -132,16 +134,29 @@ def history_line(entry: Mapping[str, Any]) -> str:
 
 
 def thread_detail(thread: Mapping[str, Any]) -> str:
-    """``step N · next a, b · K checkpoints`` for one LangGraph thread of the view."""
+    """``step N · waiting in n · next a, b · K checkpoints`` for one thread."""
     step = thread.get("step")
     nodes = [str(n) for n in thread.get("next") or []]
+    asking = list(dict.fromkeys(str(i.get("node") or "?") for i in thread.get("interrupts") or []))
     count = int(thread.get("checkpoints") or 0)
     parts = [
         "" if step is None else f"step {step}",
+        f"waiting in {', '.join(asking)}" if asking else "",
         f"next {', '.join(nodes)}" if nodes else "finished",
         f"{count} checkpoint{'' if count == 1 else 's'}",
     ]
     return " · ".join(p for p in parts if p)
+
+
+def thread_resume(thread: Mapping[str, Any]) -> str:
+    """The call that resumes a waiting thread once its approval is decided."""
+    return f"resume_approved(graph, run, {str(thread.get('thread_id'))!r})"
+
+
+def question(text: str) -> tuple[str, list[str]]:
+    """An interrupt's (or approval's) text as its question and its ``key: value`` lines."""
+    lines = [line for line in str(text).splitlines() if line.strip()]
+    return (lines[0] if lines else ""), lines[1:]
 
 
 def thread_interrupts(thread: Mapping[str, Any], view: View) -> list[tuple[str, str, bool]]:
@@ -263,8 +278,12 @@ def _text_threads(view: View) -> list[str]:
     for t in threads:
         lines.append(f"  - {t['thread_id']}: {thread_detail(t)}")
         for node, value, waiting in thread_interrupts(t, view):
+            title, fields = question(value)
             note = " (waiting for approval)" if waiting else ""
-            lines.append(f"      interrupt in {node}: {clip(value)}{note}")
+            lines.append(f"      interrupt in {node}: {clip(title)}{note}")
+            lines += [f"        {clip(f)}" for f in fields]
+        if t.get("interrupts"):
+            lines.append(f"      once decided, resume with {thread_resume(t)}")
     return lines
 
 

@@ -24,9 +24,11 @@ from skillnb.core.viewtext import (
     gate_reason,
     gate_status,
     history_line,
+    question,
     result_status,
     thread_detail,
     thread_interrupts,
+    thread_resume,
 )
 
 __all__ = [
@@ -252,14 +254,21 @@ def pending_html(view: View) -> str:
     pending = view.get("pending") or []
     if not pending:
         return ""
-    items = "".join(
-        f"<li><b>{_e(p['gate'])}</b> for {_e(p.get('trigger'))}: {_e(p.get('message', ''), 200)}"
-        f" <small>(approve with <code>{_e(_approve(p['gate']))}</code>)</small></li>"
-        for p in pending
-    )
+    items = "".join(_pending_item(p) for p in pending)
     return (
         f'<div class="skillnb-pending" style="{_BOX}"><div style="{_H}">Pending approvals</div>'
         f'<ul style="margin:2px 0 2px 18px;padding:0">{items}</ul></div>'
+    )
+
+
+def _pending_item(p: Mapping[str, Any]) -> str:
+    """One request: its question in bold, its fields, the gate (and trigger) and the command."""
+    title, fields = question(str(p.get("message", "")))
+    where = f" for {_e(p.get('trigger'))}" if p.get("trigger") else ""
+    body = "".join(f"<br><small>{_e(f, 200)}</small>" for f in fields)
+    return (
+        f"<li><b>{_e(title or p['gate'], 200)}</b> <small>(gate <code>{_e(p['gate'])}</code>"
+        f"{where}; approve with <code>{_e(_approve(p['gate']))}</code>)</small>{body}</li>"
     )
 
 
@@ -292,11 +301,13 @@ def threads_html(view: View, *, ids: bool = True) -> str:
     for t in threads:
         tip = f' title="checkpoint {_e(t.get("checkpoint", ""))}"' if ids else ""
         inner = "".join(
-            f"<li>interrupt in {_e(node)}: {_e(value, 120)}"
+            f"<li>interrupt in {_e(node)}: {_e(question(value)[0], 120)}"
             + (" <small>(waiting for approval)</small>" if waiting else "")
             + "</li>"
             for node, value, waiting in thread_interrupts(t, view)
         )
+        if t.get("interrupts"):
+            inner += f"<li><small>once decided: <code>{_e(thread_resume(t))}</code></small></li>"
         nested = f'<ul style="margin:0 0 0 16px;padding:0">{inner}</ul>' if inner else ""
         items.append(
             f"<li{tip}><code>{_e(t.get('thread_id', ''))}</code> "

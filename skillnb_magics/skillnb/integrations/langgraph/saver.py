@@ -48,11 +48,10 @@ from skillnb.integrations.langgraph.conflicts import HeadWatch
 from skillnb.integrations.langgraph.index import Entry, MalformedGraphData, Namespace
 from skillnb.integrations.langgraph.journal import GraphJournal, Item
 from skillnb.integrations.langgraph.serde import SkillnbSerializer
+from skillnb.integrations.langgraph.settle import after_checkpoint, on_writes
 from skillnb.integrations.langgraph.threads import (
     INTERRUPT,
     RESUME,
-    approval_requests,
-    interrupt_rows,
 )
 from skillnb.store.codec import CodecError
 
@@ -292,8 +291,21 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[str]):
             except BaseException:
                 self._journal.cache.forget(thread)
                 raise
+            extra = (
+                after_checkpoint(
+                    self._journal.run.journal.state,
+                    self._journal.run.journal.user,
+                    self._journal.index.find(thread, ns_name),
+                    parent,
+                    metadata.get("source"),
+                )
+                if ns_name == ""
+                else []
+            )
             self._journal.commit(
-                [("langgraph.checkpoint", data, thread if ns_name == "" else None)], sync=True
+                [("langgraph.checkpoint", data, thread if ns_name == "" else None)],
+                sync=True,
+                extra=extra,
             )
             found = self._journal.index.find(thread, ns_name)
             latest = found.latest if found is not None else None
@@ -313,9 +325,16 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[str]):
             [WRITES_IDX_MAP.get(c, i), c, self._journal.encode(v)]
             for i, (c, v) in enumerate(writes)
         ]
-        interrupts = [r for c, v in writes if c == INTERRUPT for r in interrupt_rows(v, task_path)]
         with self._journal.locked():
             ns = self._journal.index.find(thread, ns_name)
+            interrupts, extra = on_writes(
+                self._journal.run.journal.state,
+                self._journal.run.journal.user,
+                (thread, ns_name, ns, checkpoint_id),
+                (task_id, task_path),
+                writes,
+                self._journal.decode,
+            )
             existing = ns.writes.get(str(checkpoint_id), {}) if ns is not None else {}
             rows = [r for r in rows if r[0] < 0 or (task_id, r[0]) not in existing]
             if not rows:
@@ -332,11 +351,6 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[str]):
                 data["interrupts"] = interrupts
             channels = {r[1] for r in rows}
             changes_head = ns_name == "" and bool(channels & {INTERRUPT, RESUME})
-            extra = (
-                approval_requests(self._journal.run.journal.state, thread, interrupts)
-                if ns_name == ""
-                else []
-            )
             self._journal.commit(
                 [("langgraph.writes", data, thread if changes_head else None)],
                 sync=bool(channels & _SYNCED_CHANNELS),

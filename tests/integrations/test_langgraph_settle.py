@@ -1,0 +1,205 @@
+"""An interrupt's approval is settled once, however the graph is answered, for every node kind."""
+
+from __future__ import annotations
+
+import operator
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import tool
+from langgraph.func import entrypoint, task
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+import skillnb
+from skillnb.integrations.langgraph import SkillnbSaver, resume_approved
+from skillnb.jupyter import widgets_render as render
+from skillnb.run import Run
+
+CONFIG: Any = {"configurable": {"thread_id": "review"}}
+
+
+class State(TypedDict):
+    d: Annotated[dict[str, Any], operator.or_]
+
+
+def ask(state: State) -> dict[str, Any]:
+    return {"d": {"answer": interrupt({"question": "send the draft?", "pages": 3})}}
+
+
+def graph(run: Run) -> Any:
+    builder = StateGraph(State)
+    builder.add_node("ask", ask)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
+    return builder.compile(checkpointer=SkillnbSaver(run))
+
+
+def open_(folder: Path) -> Run:
+    return skillnb.open_run(state_dir=folder, memory=False)
+
+
+def events(run: Run, ident: str) -> list[str]:
+    return [e.type for e in run.history(n=10_000) if e.data.get("id") == ident]
+
+
+def test_command_resume_in_code_settles_the_pending_approval(tmp_path: Path) -> None:
+    run = open_(tmp_path)
+    compiled = graph(run)
+    compiled.invoke({"d": {}}, CONFIG)
+    [pending] = run.pending()
+    assert pending.message == "send the draft?\npages: 3"
+    out = compiled.invoke(Command(resume="yes"), CONFIG)
+    assert out["d"] == {"answer": "yes"}
+    assert run.pending() == []
+    approval = run.journal.refresh().approvals[pending.id]
+    assert approval.status == "consumed"
+    assert approval.note == "answered with Command(resume=...)"
+    assert events(run, pending.id) == ["approval.decided", "approval.consumed"]
+    assert resume_approved(compiled, run, "review") is None
+
+
+def test_a_rejection_in_code_by_interrupt_id_is_recorded_as_one(tmp_path: Path) -> None:
+    run = open_(tmp_path)
+    compiled = graph(run)
+    compiled.invoke({"d": {}}, CONFIG)
+    [pending] = run.pending()
+    compiled.invoke(Command(resume={pending.id: {"approved": False}}), CONFIG)
+    state = run.journal.refresh()
+    assert state.approvals[pending.id].status == "consumed"
+    assert [e.data.get("status") for e in run.history(n=100) if e.type == "approval.decided"] == [
+        "rejected"
+    ]
+
+
+def test_resume_approved_then_command_uses_the_answer_once(tmp_path: Path) -> None:
+    run = open_(tmp_path)
+    compiled = graph(run)
+    compiled.invoke({"d": {}}, CONFIG)
+    run.approve("langgraph:review:ask", by="ana")
+    out = resume_approved(compiled, run, "review")
+    assert out["d"]["answer"] == {"approved": True, "by": "ana", "note": None}
+    [ident] = run.journal.refresh().approvals
+    assert events(run, ident) == ["approval.decided", "approval.consumed"]
+    assert resume_approved(compiled, run, "review") is None
+    assert events(run, ident) == ["approval.decided", "approval.consumed"]
+
+
+def test_a_thread_moved_on_without_the_answer_expires_its_request(tmp_path: Path) -> None:
+    run = open_(tmp_path)
+    compiled = graph(run)
+    compiled.invoke({"d": {}}, CONFIG)
+    [pending] = run.pending()
+    compiled.update_state(CONFIG, {"d": {"answer": "skipped"}}, as_node="ask")
+    assert run.journal.refresh().approvals[pending.id].status == "expired"
+    assert run.pending() == []
+
+
+class ToolModel(GenericFakeChatModel):
+    """A scripted chat model that accepts tools (create_react_agent binds them)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+@tool
+def book_flight(city: str) -> str:
+    """Book a flight to CITY once a person agrees."""
+    answer = interrupt({"question": f"book a flight to {city}?", "city": city})
+    return f"booked {city}: {answer['approved']}"
+
+
+def agent(run: Run) -> Any:
+    from langgraph.prebuilt import create_react_agent
+
+    script: Iterator[BaseMessage] = iter(
+        [
+            AIMessage(
+                "", tool_calls=[{"name": "book_flight", "args": {"city": "Lisbon"}, "id": "c1"}]
+            ),
+            AIMessage("Your flight is booked."),
+        ]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # moved to langchain.agents
+        return create_react_agent(
+            ToolModel(messages=script), [book_flight], checkpointer=SkillnbSaver(run)
+        )
+
+
+def test_a_react_agents_tool_interrupt_is_named_and_shown_waiting(tmp_path: Path) -> None:
+    run = open_(tmp_path)
+    trip: Any = {"configurable": {"thread_id": "trip-1"}}
+    app = agent(run)
+    app.invoke({"messages": [("user", "fly me to Lisbon")]}, trip)
+    assert app.get_state(trip).next == ("tools",)
+    [pending] = run.pending()
+    assert pending.gate == "langgraph:trip-1:tools"
+    assert pending.message == "book a flight to Lisbon?\ncity: Lisbon"
+    thread = run.journal.refresh().graph_threads["trip-1"]
+    assert thread.next == ["tools"]
+    assert [i.node for i in thread.interrupts] == ["tools"]
+    status = subprocess.run(
+        [sys.executable, "-m", "skillnb", "status", "--state-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "trip-1: step 1 · waiting in tools · next tools" in status
+    assert "finished" not in status
+    assert "interrupt in tools: book a flight to Lisbon? (waiting for approval)" in status
+    assert "        city: Lisbon" in status
+    assert "once decided, resume with resume_approved(graph, run, 'trip-1')" in status
+    summary = run.summary(stable=True)
+    assert "for (none)" not in summary
+    assert "- langgraph:trip-1:tools (state (none)" in summary
+    assert "once decided, resume with resume_approved(graph, run, 'trip-1')" in summary
+    html = render.pending_html(run.describe())
+    assert "for None" not in html
+    assert "<b>book a flight to Lisbon?</b>" in html
+    assert "<small>city: Lisbon</small>" in html
+
+    cli = [sys.executable, "-m", "skillnb", "approve", "--state-dir", str(tmp_path)]
+    subprocess.run([*cli, pending.gate, "--by", "bob"], check=True, capture_output=True)
+    out = resume_approved(app, run, "trip-1")
+    assert [m.content for m in out["messages"][-2:]] == [
+        "booked Lisbon: True",
+        "Your flight is booked.",
+    ]
+    state = run.journal.refresh()
+    assert state.approvals[pending.id].status == "consumed"
+    assert state.graph_threads["trip-1"].next == []
+    assert events(run, pending.id) == ["approval.decided", "approval.consumed"]
+
+
+@pytest.mark.parametrize("how", ["command", "approve"])
+def test_a_functional_task_interrupt_is_named_by_its_entrypoint(tmp_path: Path, how: str) -> None:
+    run = open_(tmp_path)
+
+    @task
+    def confirm(x: int) -> Any:
+        return interrupt({"question": f"use {x}?"})
+
+    @entrypoint(checkpointer=SkillnbSaver(run))
+    def main(x: int) -> Any:
+        return confirm(x).result()
+
+    config: Any = {"configurable": {"thread_id": "f"}}
+    main.invoke(1, config)
+    [pending] = run.pending()
+    assert pending.gate == "langgraph:f:main"
+    assert run.journal.refresh().graph_threads["f"].next == ["main"]
+    if how == "command":
+        assert main.invoke(Command(resume="fine"), config) == "fine"
+    else:
+        run.approve(pending.gate, by="ana")
+        assert resume_approved(main, run, "f")["approved"] is True
+    assert run.journal.refresh().approvals[pending.id].status == "consumed"
+    assert events(run, pending.id) == ["approval.decided", "approval.consumed"]
