@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from skillnb.cli import commands, definition, fork, headless, recall_commands, team
+from skillnb.cli import commands, definition, fork, headless, listing, recall_commands, team
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
 from skillnb.core.limits import InvalidName
@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     definition.add_commands(subparsers)
     team.add_commands(subparsers)
     recall_commands.add_commands(subparsers)
+    listing.add_commands(subparsers)
     return parser
 
 
