@@ -10,18 +10,19 @@ entry (:func:`skillnb.service.approvals.pending_in` says the same), a follow-up 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from skillnb.core.contract_listing import BatchProgress, InboxItem, RunRow, RunSource
-from skillnb.core.records import RunState
+from skillnb.core.records import Event, RunState
 from skillnb.core.shell import cli_command
-from skillnb.core.state import state_entry_seq
+from skillnb.core.state import apply_all, state_entry_seq
 
 __all__ = [
     "LISTING_TYPES",
     "Listed",
+    "fold_listing",
     "inbox_items",
     "problem_row",
     "run_row",
@@ -41,6 +42,28 @@ LISTING_TYPES = (
     "batch.declared",
 )
 """The event types a listing row depends on (batch completions are counted apart)."""
+
+
+def fold_listing(
+    state: RunState, events: Iterable[Event], version: int, updated_at: datetime | None
+) -> RunState:
+    """Fold some of a run's events (those of :data:`LISTING_TYPES`, say) into ``state``.
+
+    The events are in order but their numbers may have gaps (the others were left out), so
+    each is folded on its own; the state then says ``version`` and ``updated_at``, the run's
+    head and the time of its latest event.
+
+    Raises:
+        MalformedEvent: an event lacks a field its type needs.
+        KeyError: an event answers a request the events given do not hold.
+
+    """
+    for event in events:
+        state.version = event.seq - 1
+        apply_all(state, [event])
+    state.version = version
+    state.updated_at = updated_at
+    return state
 
 
 @dataclass(frozen=True)

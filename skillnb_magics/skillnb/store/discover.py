@@ -14,13 +14,14 @@ write, so reading creates no file, no folder and no lock.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from skillnb.core.records import RunState
-from skillnb.core.state import apply_all
+from skillnb.core.eventrecords import EventRecords
+from skillnb.core.listing import LISTING_TYPES, fold_listing
+from skillnb.core.records import Event, RunState
 
 if TYPE_CHECKING:
     from skillnb.store.protocol import Store
@@ -31,6 +32,8 @@ SIDECARS = ".skillnb"
 """The folder beside notebooks that holds their sidecars."""
 
 _RUN_FILES = ("journal.jsonl", "snapshot.json")
+_FOLDED = frozenset((*LISTING_TYPES, "batch.item_done"))
+"""The events a row is folded from: facts and steps, most of a journal, are left out."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,19 @@ def find_runs(root: Path) -> Iterator[Found]:
         pending.extend(reversed(below))
 
 
+def _listed_events(events: Sequence[Event]) -> Iterator[Event]:
+    """The events of ``events`` a listing row depends on (built only for those)."""
+    if isinstance(events, EventRecords):
+        types = events.types
+        return (events[i] for i in range(len(events)) if types[i] in _FOLDED)
+    return (e for e in events if e.type in _FOLDED)
+
+
 def read_state(folder: Path, guard: Callable[[Store], Store] | None = None) -> RunState:
-    """The state of the run in ``folder``, folded from its snapshot and journal.
+    """The listing state of the run in ``folder``: its snapshot and its journal's row events.
+
+    Facts, steps and claims written after the snapshot are not folded (a row shows none of
+    them); the state's version and time are the journal's last event's.
 
     Loading a sidecar never writes; ``guard`` wraps the store before it is read (the edges
     pass :class:`skillnb.server.readonly.ReadOnlyStore`, which refuses every write).
@@ -119,7 +133,10 @@ def read_state(folder: Path, guard: Callable[[Store], Store] | None = None) -> R
         store: Store = guard(sidecar) if guard is not None else sidecar
         loaded = store.load()
         state = loaded.snapshot if loaded.snapshot is not None else RunState(run_id="")
-        apply_all(state, loaded.events)
+        events = loaded.events
+        if events:
+            last = events[-1]
+            fold_listing(state, _listed_events(events), last.seq, last.at)
     if state.version == 0:
         raise LookupError("no committed run here yet")
     return state

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from skillnb.core.listing import LISTING_TYPES
+from skillnb.core.listing import LISTING_TYPES, fold_listing
 from skillnb.core.records import Event, RunState
-from skillnb.core.state import apply_all
 from skillnb.errors import StoreCorrupted
 from skillnb.store.pg_rows import decode_event
 from skillnb.store.pg_schema import SCHEMA_VERSION, NewerSchemaError, OlderSchemaError
@@ -125,10 +124,7 @@ class StoreListing:
         location = f"{self.location} run {name!r}"
         try:
             events: list[Event] = [decode_event(location, seq, line) for seq, line in lines]
-            state = RunState(run_id="")
-            for event in events:  # the indexed events only: numbers have gaps, fold one by one
-                state.version = event.seq - 1
-                apply_all(state, [event])
+            state = fold_listing(RunState(run_id=""), events, head[0], head[1])
         except (StoreCorrupted, KeyError, ValueError, TypeError) as exc:
             return RunRead(name, problem=str(exc))
         return RunRead(name, state, head[0], head[1], dict(done))
