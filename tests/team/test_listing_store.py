@@ -202,3 +202,23 @@ def test_db_upgrade_fills_the_open_requests_of_a_version_4_database(
     assert [(i["run"], i["gate"]) for i in inbox["items"]] == [("old/waits", "editor_ok")]
     rows = json.loads(_out(["runs", "--store", url, "--waiting", "--json"], capsys))
     assert [r["name"] for r in rows] == ["old/waits"]
+
+
+def test_the_panel_inbox_lists_and_decides_the_team_store_runs(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    from skillnb.server.inbox import Inbox
+
+    url = fresh_database(pg_server)
+    _write(url, "market/weekly", ask=True)
+    _write(url, "market/daily", ask=False)
+    inbox = Inbox(tmp_path, url)
+    view = inbox.view()
+    assert [(i["run"], i["source"]) for i in view["items"]] == [("market/weekly", "store")]
+    assert view["items"][0]["commands"][0] == (
+        "skillnb approve market/weekly editor_ok --by NAME --store URL"  # no URL shown
+    )
+    answer = inbox.decide("store", "market/weekly", "approve", "editor_ok", "ann", None)
+    assert answer["approval"]["status"] == "approved"
+    assert answer["approval"]["decided_by"] == "ann"
+    assert inbox.view()["items"] == []
