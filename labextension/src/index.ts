@@ -23,6 +23,7 @@ import { KeepSuggestions } from './keep';
 import { liveViewPlugin } from './liveview';
 import { NotebookMirror } from './mirrorconnector';
 import { RunModel } from './model';
+import { InboxModel } from './inbox';
 import { RunPanel } from './panel';
 import { ServerRunClient } from './request';
 import { ISkillnbPanel, PANEL_ID, PLUGIN_IDS } from './tokens';
@@ -41,9 +42,9 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
     labShell: ILabShell | null,
     restorer: ILayoutRestorer | null
   ): ISkillnbPanel => {
-    const model = new RunModel(
-      new ServerRunClient(app.serviceManager.serverSettings)
-    );
+    const client = new ServerRunClient(app.serviceManager.serverSettings);
+    const model = new RunModel(client);
+    const inbox = new InboxModel(client);
     const suggestions = new KeepSuggestions();
     const service: ISkillnbPanel = {
       model,
@@ -67,7 +68,8 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
         }
       },
       undefined,
-      suggestions
+      suggestions,
+      inbox
     );
     // The next cell's suggestions replace these: clear them as soon as a cell is sent.
     NotebookActions.executionScheduled.connect((_, { notebook }) => {

@@ -7,6 +7,7 @@ import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { h } from './dom';
+import { inboxSection, type InboxModel } from './inbox';
 import type { KeepSuggestions } from './keep';
 import type { INotice, RunModel } from './model';
 import {
@@ -45,12 +46,14 @@ export class RunPanel extends Widget {
    * @param handlers what Approve, Reject and Refresh do
    * @param pollIntervalMs how often to check the run's version while visible
    * @param suggestions the kernel's keep-suggestions per notebook, shown as "Keep?"
+   * @param inbox what waits across the server's root, shown as "Waiting for you"
    */
   constructor(
     model: RunModel,
     handlers: IRunPanelHandlers,
     pollIntervalMs: number = POLL_INTERVAL_MS,
-    suggestions: KeepSuggestions | null = null
+    suggestions: KeepSuggestions | null = null,
+    inbox: InboxModel | null = null
   ) {
     super();
     this.id = PANEL_ID;
@@ -62,8 +65,10 @@ export class RunPanel extends Widget {
     this._handlers = handlers;
     this._pollIntervalMs = pollIntervalMs;
     this._suggestions = suggestions;
+    this._inbox = inbox;
     model.stateChanged.connect(this._render, this);
     suggestions?.changed.connect(this._onSuggestions, this);
+    inbox?.changed.connect(this._render, this);
     this._render();
   }
 
@@ -75,6 +80,7 @@ export class RunPanel extends Widget {
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     void this._model.refresh();
+    void this._inbox?.refresh();
     this._model.startPolling(this._pollIntervalMs);
   }
 
@@ -89,6 +95,7 @@ export class RunPanel extends Widget {
     }
     this._model.stateChanged.disconnect(this._render, this);
     this._suggestions?.changed.disconnect(this._onSuggestions, this);
+    this._inbox?.changed.disconnect(this._render, this);
     this._model.stopPolling();
     super.dispose();
   }
@@ -115,7 +122,10 @@ export class RunPanel extends Widget {
       text: 'Refresh',
       title: 'Read the run again from its sidecar'
     });
-    refresh.addEventListener('click', () => this._handlers.refresh());
+    refresh.addEventListener('click', () => {
+      this._handlers.refresh();
+      void this._inbox?.refresh();
+    });
     const header = h('header', { className: 'jp-skillnb-header' }, [
       h('h2', { className: 'jp-skillnb-title', text: 'SKILL.nb' }),
       refresh
@@ -127,9 +137,10 @@ export class RunPanel extends Widget {
         })
       : null;
     const notice = this._notice();
+    const inbox = this._inbox === null ? null : inboxSection(this._inbox);
     this.node.dataset.status = model.status;
     this.node.replaceChildren(
-      ...[header, path, notice, ...this._body()].filter(
+      ...[header, inbox, path, notice, ...this._body()].filter(
         (n): n is HTMLElement => n !== null
       )
     );
@@ -240,6 +251,7 @@ export class RunPanel extends Widget {
   private readonly _handlers: IRunPanelHandlers;
   private readonly _pollIntervalMs: number;
   private readonly _suggestions: KeepSuggestions | null;
+  private readonly _inbox: InboxModel | null;
   /** The notice shown in full (a new notice starts compact). */
   private _expanded: INotice | null = null;
 }

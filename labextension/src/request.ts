@@ -7,17 +7,20 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { RunApiError, type IApprover, type IRunClient } from './api';
+import { parseInbox, type IInboxClient } from './inbox';
 import { errorText, isObject, parseDescription, parseVersion } from './parse';
 import { API_ROUTES } from './tokens';
 import type {
   IDecisionResult,
+  IInboxItem,
+  IInboxView,
   IMilestoneResult,
   IRunDescription,
   IRunVersion
 } from './types';
 
 /** Calls `/skillnb/api/*` on the Jupyter server. */
-export class ServerRunClient implements IRunClient {
+export class ServerRunClient implements IRunClient, IInboxClient {
   /**
    * @param settings the server connection settings (defaults to the page's)
    */
@@ -70,6 +73,27 @@ export class ServerRunClient implements IRunClient {
         data: isObject(event.data) ? event.data : {}
       }
     };
+  }
+
+  async inbox(): Promise<IInboxView> {
+    const body = await this._send(
+      URLExt.join(this._settings.baseUrl, API_ROUTES.inbox),
+      { method: 'GET' }
+    );
+    return parseInbox(body);
+  }
+
+  async decideInbox(
+    item: IInboxItem,
+    verdict: 'approve' | 'reject'
+  ): Promise<number> {
+    const body = await this._post(API_ROUTES.inboxDecide, {
+      source: item.source,
+      run: item.run,
+      gate: item.gate,
+      verdict
+    });
+    return readVersion(body);
   }
 
   async identity(): Promise<IApprover> {

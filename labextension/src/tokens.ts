@@ -53,7 +53,9 @@ export const API_ROUTES = {
   identity: 'skillnb/api/identity',
   approve: 'skillnb/api/approve',
   reject: 'skillnb/api/reject',
-  milestone: 'skillnb/api/milestone'
+  milestone: 'skillnb/api/milestone',
+  inbox: 'skillnb/api/inbox',
+  inboxDecide: 'skillnb/api/inbox/decide'
 } as const;
 
 /** Id of the side panel widget in the right area. */

@@ -12,6 +12,7 @@ export type TriggerStatus = 'passing' | 'warning' | 'blocked' | 'unknown';
 export type JsonValue = unknown;
 export type BundleStatus =
   'ok' | 'restored' | 'blocked' | 'waiting' | 'warning' | 'error';
+export type RunSource = 'folder' | 'store';
 
 /**
  * The JSON shapes SKILL.nb sends from Python to its frontends (format v1).
@@ -27,6 +28,7 @@ export interface ISkillnbContract {
   run_version: IRunVersion;
   milestone_result: IMilestoneResult;
   decision_result: IDecisionResult;
+  inbox_view: IInboxView;
 }
 /**
  * ``run.describe()``: the run at a glance, what every view renders.
@@ -404,4 +406,100 @@ export interface IEventSummary {
  */
 export interface IDecisionResult {
   version: number;
+}
+/**
+ * ``GET /skillnb/api/inbox``: what waits across the server's root and its team store.
+ */
+export interface IInboxView {
+  /**
+   * Oldest first.
+   */
+  items: IInboxItem[];
+  /**
+   * The runs or places that could not be read (each with its ``problem``).
+   */
+  problems: IRunRow[];
+}
+/**
+ * One open approval request or follow-up, with the commands that answer it.
+ */
+export interface IInboxItem {
+  kind: 'approval' | 'follow_up';
+  /**
+   * The run's name, as :attr:`RunRow.name`.
+   */
+  run: string;
+  source: RunSource;
+  /**
+   * The request's or follow-up's id.
+   */
+  id: string;
+  gate: string;
+  /**
+   * What the person is asked (an approval) or what is to be done (a follow-up).
+   */
+  message: string;
+  /**
+   * The trigger or gated cell that asked.
+   */
+  asked_by: string | null;
+  state: string | null;
+  /**
+   * When it was asked.
+   */
+  since: string | null;
+  /**
+   * The exact ``skillnb`` commands that approve and reject it, or resolve it.
+   */
+  commands: string[];
+}
+/**
+ * One run in a listing, or one place that could not be read (``problem`` set).
+ */
+export interface IRunRow {
+  /**
+   * The notebook or state folder (relative to the listed folder), or the store's run name.
+   */
+  name: string;
+  /**
+   * Where the run lives.
+   */
+  source: 'folder' | 'store';
+  /**
+   * The words that name this run on a ``skillnb`` command line (``NB``, ``--state-dir D``,
+   * or ``NAME --store URL``).
+   */
+  target: string[];
+  workflow?: string | null;
+  state?: string | null;
+  version?: number;
+  /**
+   * When the run last changed (its latest event).
+   */
+  updated_at?: string | null;
+  /**
+   * The approval gates with a pending request in the current state.
+   */
+  waiting?: string[];
+  /**
+   * How many follow-ups are open.
+   */
+  follow_ups?: number;
+  /**
+   * The blocking gates that failed in the latest report of each trigger, in this state.
+   */
+  blocked?: string[];
+  batches?: IBatchProgress[];
+  /**
+   * Why this run could not be read (the row is shown as ``?``).
+   */
+  problem?: string | null;
+}
+/**
+ * How far one batch of a run is.
+ */
+export interface IBatchProgress {
+  name: string;
+  done: number;
+  total: number;
 }

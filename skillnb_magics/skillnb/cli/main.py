@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from skillnb.cli import commands, definition, fork, headless, move, recall_commands, team
+from skillnb.cli import commands, definition, fork, headless, listing, move, recall_commands, team
 from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
 from skillnb.core.limits import InvalidName
@@ -77,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     definition.add_commands(subparsers)
     team.add_commands(subparsers)
     recall_commands.add_commands(subparsers)
+    listing.add_commands(subparsers)
     return parser
 
 

@@ -9,7 +9,7 @@ Every shape that crosses from Python to TypeScript is a pydantic model, stated o
   its volatile metadata (:class:`OutputVolatile`), see :mod:`skillnb.jupyter.display`;
 * the messages on the ``skillnb.mirror`` comm (:class:`MirrorMessage`);
 * the server extension's answers (:class:`RunVersion`, :class:`DecisionResult`,
-  :class:`MilestoneResult`).
+  :class:`MilestoneResult`, :class:`~skillnb.core.contract_listing.InboxView`).
 
 :func:`contract_schema` exports them as one JSON Schema (every model under ``$defs``, one
 property per model at the root); ``scripts/gen_types.py`` writes it to
@@ -28,6 +28,7 @@ from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 from typing_extensions import TypeAliasType
 
 from skillnb.core import contract_view as view
+from skillnb.core.contract_listing import InboxView
 from skillnb.core.contract_mirror import CellMirror, NotebookMirror
 
 __all__ = [
@@ -173,6 +174,7 @@ def contract_models() -> dict[str, type[BaseModel]]:
         "run_version": RunVersion,
         "milestone_result": MilestoneResult,
         "decision_result": DecisionResult,
+        "inbox_view": InboxView,
     }
 
 

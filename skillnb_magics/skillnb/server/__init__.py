@@ -28,9 +28,13 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     root = Path(server_app.root_dir).expanduser()
     # Kernels this server starts inherit it: team-store run names are paths from this root.
     os.environ.setdefault("SKILLNB_ROOT", str(root.resolve()))
+    from skillnb.server.inbox import Inbox
     from skillnb.server.teamruns import team_access
+    from skillnb.store.choose import store_from_env
 
     access = team_access(os.environ, root.resolve())
     allow_hidden = bool(getattr(server_app.contents_manager, "allow_hidden", False))
-    setup_handlers(server_app.web_app, RunRegistry(root, access=access, allow_hidden=allow_hidden))
+    registry = RunRegistry(root, access=access, allow_hidden=allow_hidden)
+    inbox = Inbox(root.resolve(), store_from_env(os.environ), allow_hidden)
+    setup_handlers(server_app.web_app, registry, inbox)
     server_app.log.info("SKILL.nb server extension serves runs under %s", root)

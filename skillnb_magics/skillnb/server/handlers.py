@@ -11,6 +11,8 @@ Routes, under the server's base URL::
     POST /skillnb/api/approve             {path, gate, by?, note?}; ``by`` only on a server
     POST /skillnb/api/reject              {path, gate, by?, note?}  that identifies nobody
     POST /skillnb/api/milestone           {path, name}
+    GET  /skillnb/api/inbox               what waits across the root and the team store,
+    POST /skillnb/api/inbox/decide        and deciding it in place (see inbox.py)
 
 Every handler uses the server's own authentication and authorization (resource
 ``contents``: reading a run is a read, deciding or recording is a write). Errors answer
@@ -23,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
@@ -34,6 +36,9 @@ from skillnb.errors import ApprovalError, ConflictError, SkillnbError, StoreCorr
 from skillnb.server.identity import Approver, approver
 from skillnb.server.paths import PathRefused
 from skillnb.server.runs import NoRun, RunRegistry
+
+if TYPE_CHECKING:
+    from skillnb.server.inbox import Inbox
 
 __all__ = ["ROUTES", "setup_handlers"]
 
@@ -226,7 +231,7 @@ class MilestoneHandler(_RunHandler):
         await self.answer(work)
 
 
-ROUTES: list[tuple[str, type[_RunHandler], dict[str, str]]] = [
+ROUTES: list[tuple[str, type[_RunHandler], dict[str, Any]]] = [
     ("skillnb/api/run", DescribeHandler, {}),
     ("skillnb/api/version", VersionHandler, {}),
     ("skillnb/api/identity", IdentityHandler, {}),
@@ -237,11 +242,16 @@ ROUTES: list[tuple[str, type[_RunHandler], dict[str, str]]] = [
 """Route (relative to the base URL), handler class and extra handler arguments."""
 
 
-def setup_handlers(web_app: Any, registry: RunRegistry) -> None:
-    """Add the SKILL.nb routes to the server's tornado application."""
+def setup_handlers(web_app: Any, registry: RunRegistry, inbox: Inbox | None = None) -> None:
+    """Add the SKILL.nb routes to the server's tornado application (``inbox``: its routes too)."""
     base_url = web_app.settings["base_url"]
+    routes: list[tuple[str, type[_RunHandler], dict[str, Any]]] = list(ROUTES)
+    if inbox is not None:
+        from skillnb.server.inbox import inbox_routes
+
+        routes += inbox_routes(inbox)
     handlers = [
         (url_path_join(base_url, route), handler, {"registry": registry, **extra})
-        for route, handler, extra in ROUTES
+        for route, handler, extra in routes
     ]
     web_app.add_handlers(".*$", handlers)

@@ -22,6 +22,16 @@ Tables (all prefixed ``skillnb_``):
     the compacted state of a run at a version (``body`` exact, ``state`` JSONB).
 ``skillnb_blobs``
     content-addressed large values, shared by all runs: ``ref`` is ``sha256:<hex>``.
+``skillnb_asks`` (version 6)
+    the approval requests and follow-ups that may still wait for a person, one row per
+    ``(run, id)``, kept by a trigger on the events that open and close them (a transition
+    drops the run's approval requests: they were asked in a state the run left). Listings
+    (``skillnb runs --waiting``, ``skillnb inbox``) start from it, so they cost what waits,
+    not how many runs the database holds; what it lists is then checked against the run's
+    own fold. Version 6 also adds the partial index ``skillnb_events_listing`` on
+    ``(run, seq)`` of the event types a listing row depends on
+    (:data:`skillnb.core.listing.LISTING_TYPES` and ``batch.item_done``), so a row is read
+    without the run's other events.
 ``skillnb_items`` (version 2)
     the items of every batch with who holds each and until when: consumers on any machine
     take the next free item with ``SELECT ... FOR UPDATE SKIP LOCKED`` (``skillnb_take_item``),
@@ -73,7 +83,7 @@ __all__ = [
     "upgrade",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The schema version this skillnb writes and reads."""
 
 LOCK_CLASS = 0x536B4E62  # "SkNb": the first key of every advisory lock skillnb takes
@@ -290,8 +300,71 @@ ALTER TABLE skillnb_events ADD CONSTRAINT skillnb_events_created_first
 # writers never do: an event row is never updated, deleted or truncated (so a sequence number
 # is never reused: the next append after a deleted row would have taken it), and a run is
 # created only by its first event. NOT VALID: rows written before are not re-checked.
+_ASK_TYPES = (
+    "'approval.requested', 'approval.decided', 'approval.consumed', 'approval.expired', "
+    "'followup.opened', 'followup.resolved', 'transition.fired'"
+)
+_INDEXED_TYPES = (
+    "'run.created', 'workflow.bound', 'transition.fired', 'gate.reported', "
+    "'approval.requested', 'approval.decided', 'approval.consumed', 'approval.expired', "
+    "'followup.opened', 'followup.resolved', 'batch.declared', 'batch.item_done'"
+)
+# The payload as JSONB; a NUL escape (which JSONB cannot hold) read as U+FFFD: always valid.
+_DATA = "(replace({line}, '\\u0000', '\\ufffd')::jsonb -> 'data')"
 
-MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3, 3: _V4, 4: _V5}
+_V6 = f"""
+CREATE INDEX skillnb_events_listing ON skillnb_events (run, seq)
+    WHERE type IN ({_INDEXED_TYPES});
+CREATE TABLE skillnb_asks (
+    run text NOT NULL,
+    id text NOT NULL,
+    kind text NOT NULL,
+    seq bigint NOT NULL,
+    PRIMARY KEY (run, id)
+);
+CREATE FUNCTION skillnb_track_asks() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+    d jsonb := {_DATA.format(line="NEW.line")};
+BEGIN
+    IF NEW.type = 'approval.requested' OR NEW.type = 'followup.opened' THEN
+        INSERT INTO skillnb_asks (run, id, kind, seq)
+        VALUES (NEW.run,
+                coalesce(d -> 'approval' ->> 'id', d -> 'follow_up' ->> 'id', ''),
+                CASE WHEN NEW.type = 'approval.requested' THEN 'approval' ELSE 'follow_up' END,
+                NEW.seq)
+        ON CONFLICT (run, id) DO UPDATE SET kind = EXCLUDED.kind, seq = EXCLUDED.seq;
+    ELSIF NEW.type = 'transition.fired' THEN
+        DELETE FROM skillnb_asks AS a WHERE a.run = NEW.run AND a.kind = 'approval';
+    ELSE
+        DELETE FROM skillnb_asks AS a WHERE a.run = NEW.run AND a.id = d ->> 'id';
+    END IF;
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER skillnb_asks_track AFTER INSERT ON skillnb_events FOR EACH ROW
+    WHEN (NEW.type IN ({_ASK_TYPES})) EXECUTE FUNCTION skillnb_track_asks();
+INSERT INTO skillnb_asks (run, id, kind, seq)
+SELECT DISTINCT ON (a.run, a.id) a.run, a.id, a.kind, a.seq FROM (
+    SELECT e.run, e.seq,
+           CASE WHEN e.type = 'approval.requested' THEN 'approval' ELSE 'follow_up' END AS kind,
+           coalesce({_DATA.format(line="e.line")} -> 'approval' ->> 'id',
+                    {_DATA.format(line="e.line")} -> 'follow_up' ->> 'id', '') AS id
+    FROM skillnb_events AS e WHERE e.type IN ('approval.requested', 'followup.opened')
+) AS a
+WHERE NOT EXISTS (
+    SELECT 1 FROM skillnb_events AS c
+    WHERE c.run = a.run AND c.seq > a.seq
+      AND c.type IN ({_ASK_TYPES})
+      AND ((c.type = 'transition.fired' AND a.kind = 'approval')
+           OR (c.type NOT IN ('transition.fired', 'approval.requested', 'followup.opened')
+               AND {_DATA.format(line="c.line")} ->> 'id' = a.id))
+)
+ORDER BY a.run, a.id, a.seq DESC;
+"""  # noqa: S608 - built from this module's constants
+# Appends pay for the trigger only on the rows it names (its WHEN clause is checked first),
+# and for the partial index only on the rows of its types.
+
+MIGRATIONS: dict[int, str] = {0: _V1, 1: _V2, 2: _V3, 3: _V4, 4: _V5, 5: _V6}
 """SQL that takes the schema from version ``n`` (the key) to ``n + 1``; 0 is an empty database."""
 
 
