@@ -69,6 +69,10 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    if (this.isDisposed) {
+      // An output re-rendered after its cell was cleared or the notebook closed.
+      return;
+    }
     const same = widgetId(model) === this.modelId && this._liveOnScreen();
     this._model = model;
     if (same) {
@@ -86,6 +90,9 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
       this._fallback = fallback;
       this.addWidget(fallback);
       await fallback.renderModel(model);
+      if (this.isDisposed) {
+        return;
+      }
     }
     window.clearTimeout(this._timer);
     this._timer = window.setTimeout(() => {
