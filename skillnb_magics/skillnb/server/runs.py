@@ -167,17 +167,25 @@ class RunRegistry:
         return await self.call(partial(self._version, request_path))
 
     async def wait_version(self, request_path: str, after: int, wait: float) -> dict[str, Any]:
-        """Like :meth:`version`, but for a team run held until it passes ``after`` (long poll).
+        """Like :meth:`version`, but held until the run passes ``after`` (long poll).
 
-        The wait runs on the loop's default executor, not on the registry's worker.
+        A team run waits on the store's notifications, on the loop's default executor; a
+        sidecar run on its journal file's changes (:mod:`skillnb.server.sidecarwait`). Neither
+        holds the registry's worker. ``wait`` is bounded to ``MAX_WAIT``; a value that is not
+        a finite number waits not at all.
         """
-        from skillnb.server.longpoll import wait_version
+        from skillnb.server.longpoll import MAX_WAIT, wait_version
+        from skillnb.server.sidecarwait import bounded_wait, wait_sidecar
 
+        wait = bounded_wait(wait, MAX_WAIT)
         now = await self.version(request_path)
-        watch = self._access.watch
-        if not now["exists"] or watch is None:
+        if not now["exists"]:
             return {**now, "live": False}
         notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
+        watch = self._access.watch
+        if watch is None:
+            sidecar = self._access.sidecar_dir(notebook)
+            return await wait_sidecar(partial(self.version, request_path), sidecar, after, wait)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, wait_version, watch(notebook), after, wait)
 
