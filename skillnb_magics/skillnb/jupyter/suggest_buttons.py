@@ -33,6 +33,7 @@ def keep_buttons(
     said = {s.name: "not kept" for s in found}
     buttons: list[Any] = []
     row = ipywidgets.HBox(buttons)
+    row.add_class("skillnb-keep-row")  # its focus ring (the labextension's style)
     form = SavedForm(row, _saved_text(said), channel=channel)
     for suggestion in found:
         button = ipywidgets.Button(

@@ -336,7 +336,8 @@ class RunView:
             self._show_message(str(exc), tone="error")
         else:
             done = f"{decision.gate}: {decision.status} by {decision.decided_by}"
-            self._show_message(done, tone="ok")
+            # A rejection is recorded as asked, but it is no success to colour green.
+            self._show_message(done, tone="ok" if decision.status == "approved" else "info")
         self.refresh()
 
     def _show_message(self, text: str, *, tone: Literal["ok", "info", "error"]) -> None:
