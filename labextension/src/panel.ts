@@ -117,7 +117,11 @@ export class RunPanel extends Widget {
     });
     refresh.addEventListener('click', () => this._handlers.refresh());
     const header = h('header', { className: 'jp-skillnb-header' }, [
-      h('h2', { className: 'jp-skillnb-title', text: 'SKILL.nb' }),
+      h('h2', {
+        className: 'jp-skillnb-title',
+        text: 'SKILL.nb',
+        attrs: { tabindex: '-1' } // where focus goes when the control it was on is gone
+      }),
       refresh
     ]);
     const path = model.path
