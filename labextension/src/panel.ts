@@ -132,11 +132,15 @@ export class RunPanel extends Widget {
       : null;
     const notice = this._notice();
     this.node.dataset.status = model.status;
+    const focused = focusedControl(this.node);
     this.node.replaceChildren(
       ...[header, path, notice, ...this._body()].filter(
         (n): n is HTMLElement => n !== null
       )
     );
+    if (focused !== null) {
+      refocus(this.node, focused);
+    }
   }
 
   private _notice(): HTMLElement | null {
@@ -246,4 +250,45 @@ export class RunPanel extends Widget {
   private readonly _suggestions: KeepSuggestions | null;
   /** The notice shown in full (a new notice starts compact). */
   private _expanded: INotice | null = null;
+}
+
+/** Which control of the panel has focus: its first class and its `data-gate`/`data-name`. */
+interface IFocusedControl {
+  kind: string;
+  gate: string;
+  name: string;
+}
+
+function focusedControl(panel: HTMLElement): IFocusedControl | null {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLElement) || !panel.contains(active)) {
+    return null;
+  }
+  const kind =
+    [...active.classList].find(c => c.startsWith('jp-skillnb-')) ?? '';
+  return {
+    kind,
+    gate: active.dataset.gate ?? '',
+    name: active.dataset.name ?? ''
+  };
+}
+
+/**
+ * Put focus back after the panel drew itself again: on the same control when it is still
+ * there, else on the next request's Approve button, else on the panel's title, never on
+ * `<body>`.
+ */
+function refocus(panel: HTMLElement, was: IFocusedControl): void {
+  const same = was.kind
+    ? [...panel.querySelectorAll<HTMLElement>(`.${was.kind}`)].find(
+        el =>
+          (el.dataset.gate ?? '') === was.gate &&
+          (el.dataset.name ?? '') === was.name
+      )
+    : undefined;
+  const next =
+    same ??
+    panel.querySelector<HTMLElement>('.jp-skillnb-approve') ??
+    panel.querySelector<HTMLElement>('.jp-skillnb-title');
+  next?.focus({ preventScroll: true });
 }
