@@ -210,6 +210,7 @@ async function decide(
   verb: 'Approve' | 'Reject'
 ): Promise<void> {
   const who = await model.recordedAs().catch(() => null);
+  const origin = document.activeElement;
   const answer = await showDialog({
     title: pending.message
       ? `${verb} "${pending.gate}": ${pending.message}`
@@ -225,6 +226,8 @@ async function decide(
     return;
   }
   const note = (answer.value ?? '').trim() || undefined;
+  const panel =
+    origin instanceof HTMLElement ? origin.closest('.jp-skillnb-panel') : null;
   try {
     if (verb === 'Approve') {
       await model.approve(pending.gate, note);
@@ -243,6 +246,30 @@ async function decide(
       autoClose: AUTO_CLOSE_MS
     });
   }
+  keepFocusIn(panel, pending.gate);
+}
+
+/**
+ * After a decision the card of its request is gone, and focus with it (to `<body>`): put it
+ * on the next request's Approve button, else on the panel's title, so a keyboard user goes on
+ * from where they were.
+ */
+export function keepFocusIn(panel: Element | null, gate: string): void {
+  if (!(panel instanceof HTMLElement) || !panel.isConnected) {
+    return;
+  }
+  const active = document.activeElement;
+  if (active !== null && active !== document.body && panel.contains(active)) {
+    return;
+  }
+  const same = panel.querySelector<HTMLElement>(
+    `.jp-skillnb-approve[data-gate="${CSS.escape(gate)}"]`
+  );
+  const next =
+    same ??
+    panel.querySelector<HTMLElement>('.jp-skillnb-approve') ??
+    panel.querySelector<HTMLElement>('.jp-skillnb-title');
+  next?.focus();
 }
 
 /** The panel's Approve and Reject buttons: confirm with an optional note, then record. */

@@ -9,6 +9,8 @@ export interface IElementOptions {
   text?: string;
   title?: string;
   data?: { [key: string]: string };
+  /** Other attributes, e.g. `aria-label`, `aria-pressed`, `tabindex`. */
+  attrs?: { [name: string]: string };
 }
 
 /** Create an element with optional class, text, title, `data-*` attributes and children. */
@@ -30,6 +32,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   for (const [key, value] of Object.entries(options.data ?? {})) {
     node.dataset[key] = value;
   }
+  for (const [name, value] of Object.entries(options.attrs ?? {})) {
+    node.setAttribute(name, value);
+  }
   for (const child of children) {
     if (child !== null) {
       node.appendChild(child);
@@ -43,11 +48,32 @@ export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
 }
 
-/** A readable local time for an ISO timestamp (the raw text when it cannot be read). */
-export function when(iso: string | null): string {
+/**
+ * A short local time for an ISO timestamp: "14:03" today, "Dec 1, 14:03" this year,
+ * "Dec 1, 2025, 14:03" before (the raw text when it cannot be read).
+ */
+export function when(iso: string | null, now: Date = new Date()): string {
   if (!iso) {
     return '';
   }
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+  if (Number.isNaN(date.getTime())) {
+    return iso;
+  }
+  const time: Intl.DateTimeFormatOptions = {
+    hour: '2-digit',
+    minute: '2-digit'
+  };
+  if (date.toDateString() === now.toDateString()) {
+    return date.toLocaleTimeString(undefined, time);
+  }
+  const day: Intl.DateTimeFormatOptions = {
+    month: 'short',
+    day: 'numeric',
+    ...time
+  };
+  if (date.getFullYear() !== now.getFullYear()) {
+    day.year = 'numeric';
+  }
+  return date.toLocaleString(undefined, day);
 }

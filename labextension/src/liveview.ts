@@ -51,9 +51,18 @@ type Shown = 'pending' | 'live' | 'fallback';
 
 /** Shows a run view live, or its saved HTML. */
 export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
-  constructor(source: IRendererSource) {
+  /**
+   * @param source the notebook's rendermime (the live and the fallback renderers)
+   * @param hasModel whether the notebook's kernel holds a widget model: a live widget is
+   *   tried only then, so a missing one costs no "widget model not found" in the console
+   */
+  constructor(
+    source: IRendererSource,
+    hasModel: (id: string) => boolean = () => true
+  ) {
     super();
     this._source = source;
+    this._hasModel = hasModel;
     this.addClass(LIVE_VIEW_CLASS);
     this._show('pending');
   }
@@ -69,6 +78,10 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    if (this.isDisposed) {
+      // An output re-rendered after its cell was cleared or the notebook closed.
+      return;
+    }
     const same = widgetId(model) === this.modelId && this._liveOnScreen();
     this._model = model;
     if (same) {
@@ -86,6 +99,9 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
       this._fallback = fallback;
       this.addWidget(fallback);
       await fallback.renderModel(model);
+      if (this.isDisposed) {
+        return;
+      }
     }
     window.clearTimeout(this._timer);
     this._timer = window.setTimeout(() => {
@@ -102,7 +118,12 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
       return;
     }
     this._reset();
-    if (model.data[WIDGET_MIME_TYPE] === undefined) {
+    if (
+      model.data[WIDGET_MIME_TYPE] === undefined ||
+      !this._hasModel(this.modelId)
+    ) {
+      // No widget, or its model is not in this kernel (a new kernel, none, a copy): the
+      // saved form now; tried again when the kernel changes or announces the model.
       this._graceOver = true;
       this._settle();
       return;
@@ -191,6 +212,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
   }
 
   private readonly _source: IRendererSource;
+  private readonly _hasModel: (id: string) => boolean;
   private _model: IRenderMime.IMimeModel | null = null;
   private _fallback: IRenderMime.IRenderer | null = null;
   private _live: IRenderMime.IRenderer | null = null;
@@ -214,6 +236,64 @@ function conceal(widget: IRenderMime.IRenderer, concealed: boolean): void {
   widget.node.style.display = concealed ? 'none' : '';
 }
 
+/** The comm target of ipywidgets' models. */
+const WIDGET_TARGET = 'jupyter.widget';
+
+/**
+ * The widget models a notebook's kernel holds: those it had when the notebook connected
+ * (asked with `comm_info`), then each one it opens or closes. Nothing is guessed: a model
+ * id saved in the notebook from an earlier kernel is not among them.
+ */
+export class WidgetModels {
+  /** Whether the followed kernel holds the model `id`. */
+  has(id: string): boolean {
+    return id !== '' && this._ids.has(id);
+  }
+
+  /** Follow `kernel` (or none): forget the last kernel's models, learn this one's. */
+  async follow(kernel: Kernel.IKernelConnection | null): Promise<void> {
+    if (kernel === this._kernel) {
+      return;
+    }
+    this._kernel?.anyMessage.disconnect(this._onMessage, this);
+    this._kernel = kernel;
+    this._ids.clear();
+    if (kernel === null || kernel.isDisposed) {
+      return;
+    }
+    kernel.anyMessage.connect(this._onMessage, this);
+    try {
+      const reply = await kernel.requestCommInfo({
+        target_name: WIDGET_TARGET
+      });
+      if (kernel === this._kernel && reply.content.status === 'ok') {
+        Object.keys(reply.content.comms).forEach(id => this._ids.add(id));
+      }
+    } catch {
+      // A kernel that cannot answer: its widgets are learnt as they open.
+    }
+  }
+
+  private _onMessage(
+    _sender: Kernel.IKernelConnection,
+    args: Kernel.IAnyMessageArgs
+  ): void {
+    const { header, content } = args.msg;
+    const comm = content as { comm_id?: unknown; target_name?: unknown };
+    if (typeof comm.comm_id !== 'string') {
+      return;
+    }
+    if (header.msg_type === 'comm_open' && comm.target_name === WIDGET_TARGET) {
+      this._ids.add(comm.comm_id);
+    } else if (header.msg_type === 'comm_close') {
+      this._ids.delete(comm.comm_id);
+    }
+  }
+
+  private readonly _ids = new Set<string>();
+  private _kernel: Kernel.IKernelConnection | null = null;
+}
+
 /** The hooks a notebook gives: its rendermime and when its kernel (and widgets) arrive. */
 export interface ILiveViewHost {
   rendermime: IRendererSource & {
@@ -229,13 +309,16 @@ export interface ILiveViewHost {
 /** Register the run view renderer on one notebook's rendermime. */
 export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
   const renderers = new Set<LiveViewRenderer>();
+  const models = new WidgetModels();
   host.rendermime.addFactory(
     {
       safe: false,
       mimeTypes: [VIEW_MIME_TYPE],
       defaultRank: VIEW_RANK,
       createRenderer: () => {
-        const renderer = new LiveViewRenderer(host.rendermime);
+        const renderer = new LiveViewRenderer(host.rendermime, id =>
+          models.has(id)
+        );
         renderers.add(renderer);
         renderer.disposed.connect(() => renderers.delete(renderer));
         return renderer;
@@ -279,6 +362,7 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
     if (kernel !== null && !kernel.isDisposed) {
       kernel.registerCommTarget(VIEW_TARGET, onCommOpen);
     }
+    void models.follow(kernel).then(retry);
   };
   host.sessionContext.ready
     .then(() => {

@@ -1,7 +1,7 @@
 /**
  * `RunModel`: the run of one notebook as the side panel sees it. It fetches
- * `run.describe()` through an `IRunClient`, polls the cheap version endpoint while asked
- * to, forwards approvals and milestones, and emits `stateChanged`. It holds no workflow
+ * `run.describe()` through an `IRunClient`, long-polls the cheap version endpoint while asked
+ * to (the server holds each check until the run changes), forwards approvals and milestones, and emits `stateChanged`. It holds no workflow
  * rule: everything it shows was computed in Python.
  */
 import type { IDisposable } from '@lumino/disposable';
@@ -10,8 +10,10 @@ import { Signal, type ISignal } from '@lumino/signaling';
 import { RunApiError, type IApprover, type IRunClient } from './api';
 import type { IMilestoneResult, IRunDescription } from './types';
 
-/** How long the server may hold a version check of a team-store run (seconds). */
+/** How long the server may hold a version check of a run (seconds). */
 const LONG_POLL_S = 20;
+/** The pause between two held checks (ms): a server that answers at once is not hammered. */
+const RELOOK_MS = 50;
 
 /** Where the model stands. */
 export type RunModelStatus =
@@ -88,7 +90,7 @@ export class RunModel implements IDisposable {
     }
     this._path = path;
     this._generation += 1;
-    this._live = false;
+    this._live = true; // held checks first; a server that cannot hold one says so
     this._description = null;
     this._error = null;
     this._notice = null;
@@ -175,8 +177,9 @@ export class RunModel implements IDisposable {
     if (generation !== this._generation) {
       return false;
     }
-    // A team-store run answers when it changes: the next check waits on the server (a long
-    // poll woken by the database's NOTIFY) instead of asking again every interval.
+    // A run the server can wait on answers when it changes: the next check waits on the
+    // server (woken by the sidecar's journal or the database's NOTIFY) instead of asking
+    // again every interval.
     this._live = live === true;
     const known = this._status === 'ready' ? this._description?.version : null;
     const stale =
@@ -249,6 +252,7 @@ export class RunModel implements IDisposable {
     this._timer = setInterval(() => {
       void this._tick();
     }, intervalMs);
+    void this._tick(); // the first check now: a run that can be waited on is held from here
   }
 
   /** Stop checking the version. */
@@ -256,6 +260,10 @@ export class RunModel implements IDisposable {
     if (this._timer !== null) {
       clearInterval(this._timer);
       this._timer = null;
+    }
+    if (this._again !== null) {
+      clearTimeout(this._again);
+      this._again = null;
     }
   }
 
@@ -277,6 +285,14 @@ export class RunModel implements IDisposable {
       await this.checkVersion();
     } finally {
       this._ticking = false;
+    }
+    // A run the server can wait on is asked again at once: the next check is held until
+    // the run changes, so a change made anywhere shows without waiting for the interval.
+    if (this._live && this._status === 'ready' && this._timer !== null) {
+      this._again = setTimeout(() => {
+        this._again = null;
+        void this._tick();
+      }, RELOOK_MS);
     }
   }
 
@@ -303,8 +319,9 @@ export class RunModel implements IDisposable {
   private _generation = 0;
   private _request = 0;
   private _timer: ReturnType<typeof setInterval> | null = null;
+  private _again: ReturnType<typeof setTimeout> | null = null;
   private _ticking = false;
-  private _live = false;
+  private _live = true; // until the server says it cannot hold a check of this run
   private _disposed = false;
   private _approver: Promise<IApprover> | null = null;
 }

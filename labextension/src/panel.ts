@@ -127,7 +127,11 @@ export class RunPanel extends Widget {
       void this._inbox?.refresh();
     });
     const header = h('header', { className: 'jp-skillnb-header' }, [
-      h('h2', { className: 'jp-skillnb-title', text: 'SKILL.nb' }),
+      h('h2', {
+        className: 'jp-skillnb-title',
+        text: 'SKILL.nb',
+        attrs: { tabindex: '-1' } // where focus goes when the control it was on is gone
+      }),
       refresh
     ]);
     const path = model.path
@@ -139,11 +143,15 @@ export class RunPanel extends Widget {
     const notice = this._notice();
     const inbox = this._inbox === null ? null : inboxSection(this._inbox);
     this.node.dataset.status = model.status;
+    const focused = focusedControl(this.node);
     this.node.replaceChildren(
       ...[header, inbox, path, notice, ...this._body()].filter(
         (n): n is HTMLElement => n !== null
       )
     );
+    if (focused !== null) {
+      refocus(this.node, focused);
+    }
   }
 
   private _notice(): HTMLElement | null {
@@ -254,4 +262,45 @@ export class RunPanel extends Widget {
   private readonly _inbox: InboxModel | null;
   /** The notice shown in full (a new notice starts compact). */
   private _expanded: INotice | null = null;
+}
+
+/** Which control of the panel has focus: its first class and its `data-gate`/`data-name`. */
+interface IFocusedControl {
+  kind: string;
+  gate: string;
+  name: string;
+}
+
+function focusedControl(panel: HTMLElement): IFocusedControl | null {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLElement) || !panel.contains(active)) {
+    return null;
+  }
+  const kind =
+    [...active.classList].find(c => c.startsWith('jp-skillnb-')) ?? '';
+  return {
+    kind,
+    gate: active.dataset.gate ?? '',
+    name: active.dataset.name ?? ''
+  };
+}
+
+/**
+ * Put focus back after the panel drew itself again: on the same control when it is still
+ * there, else on the next request's Approve button, else on the panel's title, never on
+ * `<body>`.
+ */
+function refocus(panel: HTMLElement, was: IFocusedControl): void {
+  const same = was.kind
+    ? [...panel.querySelectorAll<HTMLElement>(`.${was.kind}`)].find(
+        el =>
+          (el.dataset.gate ?? '') === was.gate &&
+          (el.dataset.name ?? '') === was.name
+      )
+    : undefined;
+  const next =
+    same ??
+    panel.querySelector<HTMLElement>('.jp-skillnb-approve') ??
+    panel.querySelector<HTMLElement>('.jp-skillnb-title');
+  next?.focus({ preventScroll: true });
 }

@@ -110,13 +110,15 @@ export function pendingSection(
     const approve = h('button', {
       className: 'jp-mod-styled jp-mod-accept jp-skillnb-approve',
       text: 'Approve',
-      data: { gate: item.gate }
+      data: { gate: item.gate },
+      attrs: { 'aria-label': `Approve ${item.gate}` }
     });
     approve.addEventListener('click', () => handlers.approve(item));
     const reject = h('button', {
       className: 'jp-mod-styled jp-mod-warn jp-skillnb-reject',
       text: 'Reject',
-      data: { gate: item.gate }
+      data: { gate: item.gate },
+      attrs: { 'aria-label': `Reject ${item.gate}` }
     });
     reject.addEventListener('click', () => handlers.reject(item));
     const where = [
@@ -495,7 +497,8 @@ export function keepSection(
       className: 'jp-mod-styled jp-skillnb-keep',
       text: 'Keep',
       title: `%formalize ${item.name} --kind ${item.kind}`,
-      data: { name: item.name }
+      data: { name: item.name },
+      attrs: { 'aria-label': `Keep ${item.name}` }
     });
     button.addEventListener('click', () => {
       button.disabled = true; // one request per click; enabled again if it failed

@@ -380,7 +380,7 @@ export interface IRunVersion {
   exists: boolean;
   version: number | null;
   /**
-   * True for a team-store run: the server can hold a version check until it changes.
+   * The server can hold a version check of this run until it changes (``after``/``wait``).
    */
   live?: boolean;
 }

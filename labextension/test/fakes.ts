@@ -172,6 +172,7 @@ export class FakeElement {
   title = '';
   disabled = false;
   dataset: { [key: string]: string } = {};
+  attributes: { [name: string]: string } = {};
   children: FakeElement[] = [];
   private _text = '';
   private _listeners = new Map<string, (() => void)[]>();
@@ -185,6 +186,10 @@ export class FakeElement {
   set textContent(value: string) {
     this._text = value;
     this.children = [];
+  }
+
+  setAttribute(name: string, value: string): void {
+    this.attributes[name] = value;
   }
 
   appendChild(child: FakeElement): FakeElement {

@@ -145,6 +145,11 @@ describe('keep-suggestions', () => {
     );
     const buttons = node.findAll(el => el.tagName === 'button');
     assert.equal(buttons[1].title, '%formalize rows --kind data');
+    // each button its own accessible name, not "Keep" twice
+    assert.deepEqual(
+      buttons.map(b => b.attributes['aria-label']),
+      ['Keep budget', 'Keep rows']
+    );
     buttons[1].click();
     assert.deepEqual(kept, ['rows']);
     assert.equal(buttons[1].disabled, true);

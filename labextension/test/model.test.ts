@@ -114,27 +114,28 @@ describe('RunModel', () => {
     assert.equal(model.description?.state, 'review');
   });
 
-  it('waits on the server for a team-store run instead of asking again', async () => {
+  it('waits on the server for a run it can hold instead of asking again', async () => {
     const client = new FakeClient();
     const run = description({ version: 3 });
     client.runs.set('a.ipynb', run);
     client.live.add('a.ipynb');
     const model = new RunModel(client);
     await model.setPath('a.ipynb');
-    assert.equal(await model.checkVersion(), false); // learns the run is live
+    assert.equal(await model.checkVersion(), false); // a held check, answered live
     run.version = 4;
     assert.equal(await model.checkVersion(), true); // a long poll since version 3
     const checks = client.calls.filter(call => call.method === 'version');
     assert.deepEqual(
       checks.map(call => call.args),
-      // whether a run exists, the first check, then the long poll
-      [['a.ipynb'], ['a.ipynb'], ['a.ipynb', '3', '20']]
+      // whether a run exists, then held checks
+      [['a.ipynb'], ['a.ipynb', '3', '20'], ['a.ipynb', '3', '20']]
     );
     client.live.delete('a.ipynb');
     await model.setPath('b.ipynb');
     await model.setPath('a.ipynb');
+    await model.checkVersion(); // held, but the server says it cannot hold this run
     await model.checkVersion();
-    assert.deepEqual(client.calls.at(-1)?.args, ['a.ipynb']); // a sidecar run: plain checks
+    assert.deepEqual(client.calls.at(-1)?.args, ['a.ipynb']); // then plain checks
   });
 
   it('notices a sidecar created after the notebook was opened', async () => {
@@ -218,6 +219,41 @@ describe('RunModel', () => {
     assert.equal(client.count('version'), versions);
     model.dispose();
     assert.equal(model.isDisposed, true);
+  });
+
+  it('holds one check after another on a live run, not one per interval', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description({ version: 3 }));
+    client.live.add('a.ipynb');
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    const before = client.count('version');
+    model.startPolling(60_000); // the interval never comes within this test
+    await new Promise(resolve => setTimeout(resolve, 1_500));
+    const held = client.calls.filter(
+      call => call.method === 'version' && call.args.length === 3
+    );
+    assert.ok(held.length >= 3, `${held.length} held checks`);
+    assert.deepEqual(held[0].args, ['a.ipynb', '3', '20']);
+    model.stopPolling();
+    const after = client.count('version');
+    assert.ok(after > before);
+    await new Promise(resolve => setTimeout(resolve, 200));
+    assert.equal(client.count('version'), after); // stopped: no chained check either
+    model.dispose();
+  });
+
+  it('asks a run the server cannot wait on once per interval', async () => {
+    const client = new FakeClient();
+    client.runs.set('a.ipynb', description({ version: 3 }));
+    const model = new RunModel(client);
+    await model.setPath('a.ipynb');
+    const before = client.count('version');
+    model.startPolling(60_000);
+    await new Promise(resolve => setTimeout(resolve, 300));
+    assert.equal(client.count('version'), before + 1); // the first check only
+    model.stopPolling();
+    model.dispose();
   });
 
   it('keeps a notice until the notebook changes', async () => {

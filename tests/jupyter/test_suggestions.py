@@ -198,15 +198,17 @@ def test_a_keep_button_keeps_the_name_once(ip: RaisingShell) -> None:
     watcher = current_suggestions(ip)
     assert watcher is not None
     found = [entry[0] for entry in watcher.pending.values()]
-    row = keep_buttons(found, watcher.keep)
-    (button,) = row.children
+    form = keep_buttons(found, watcher.keep)
+    (button,) = form.widget.children
+    assert form.text == "Keep segment — not kept"
     assert button.description == "Keep segment"
     button.click()
     assert (button.description, button.disabled) == ("✓ segment v1", True)
+    assert form.text == "Keep segment — kept as v1"  # what a reopened notebook reads
     fact = current_run(ip).fact("segment")
     assert fact is not None
     assert (fact.kind, fact.cell_id) == ("decision", "c1")
-    other = keep_buttons(found, watcher.keep).children[0]
+    other = keep_buttons(found, watcher.keep).widget.children[0]
     other.click()  # no longer pending: kept again from the namespace, with its kind
     assert other.description == "✓ segment v2"
     assert current_run(ip).fact("segment").kind == "decision"  # type: ignore[union-attr]

@@ -139,6 +139,7 @@ def test_reject_button_records_a_rejection_with_the_configured_user(
     (decided,) = run.snapshot.approvals.values()
     assert (decided.status, decided.decided_by, decided.note) == ("rejected", "alice", None)
     assert "rejected by alice" in view.message.value
+    assert "skillnb-message-info" in view.message.value  # recorded, but not shown as a success
     with pytest.raises(GateBlocked, match="rejected by alice"):
         run.run_gated("submit", body=lambda: None, key="gate:submit")
 

@@ -137,7 +137,7 @@ class RunVersion(_Shape):
     exists: bool
     version: int | None
     live: bool = False
-    """True for a team-store run: the server can hold a version check until it changes."""
+    """The server can hold a version check of this run until it changes (``after``/``wait``)."""
 
 
 class EventSummary(_Shape):

@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from skillnb.run import Run
 
-__all__ = ["MIRROR_TARGET", "VIEW_TARGET", "MirrorChannel", "cell_text", "mirrors"]
+__all__ = ["MIRROR_TARGET", "VIEW_MIME", "VIEW_TARGET", "MirrorChannel", "cell_text", "mirrors"]
 
 MIRROR_TARGET = "skillnb.mirror"
 """The comm target name the JupyterLab extension registers."""
 VIEW_TARGET = "skillnb.view"
 """The comm target of run views' fresh fallbacks (``skillnb.jupyter.widgets``)."""
+VIEW_MIME = "application/vnd.skillnb.view+json"
+"""The marker MIME type of an output with a saved form (its data: ``{"v": 1}``)."""
 
 CommFactory = Callable[..., Any]
 

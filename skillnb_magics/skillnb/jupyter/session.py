@@ -413,7 +413,7 @@ class NotebookSession:
         from skillnb.jupyter.progress import install_progress
 
         self._unsubscribe = run.subscribe(self._committed)
-        install_progress(run, shell=self.shell)
+        install_progress(run, shell=self.shell, channel=self.view_channel)
 
     def bind(self, workflow: Workflow) -> Run:
         """Bind ``workflow`` to the run (opening it first), recording the change as an event.

@@ -1,7 +1,8 @@
 """One button per suggested name: a click keeps it as a fact (edge layer, ipywidgets).
 
 Shown by :class:`~skillnb.jupyter.suggestions.CellSuggestions` under a cell when a widget
-frontend is there; the text line is shown beside it for saved notebooks and other frontends.
+frontend is there; the row carries a saved form (:mod:`skillnb.jupyter.savedform`) that says
+what was kept, for reopened notebooks and other frontends.
 """
 
 from __future__ import annotations
@@ -12,15 +13,28 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets
 from IPython.display import display
 
+from skillnb.jupyter.savedform import FormChannel, SavedForm
+
 if TYPE_CHECKING:
     from skillnb.core.suggest import Suggestion
 
 __all__ = ["keep_buttons"]
 
 
-def keep_buttons(found: list[Suggestion], keep: Callable[[str], Any]) -> Any:
-    """Display a row of "Keep NAME" buttons; each calls ``keep(name)`` once, then shows ✓."""
-    buttons = []
+def keep_buttons(
+    found: list[Suggestion], keep: Callable[[str], Any], channel: FormChannel | None = None
+) -> SavedForm:
+    """Display a row of "Keep NAME" buttons; each calls ``keep(name)`` once, then shows ✓.
+
+    The row is displayed with a saved form ("Keep deadline — kept as v1") that follows the
+    clicks through ``channel``, so a reopened notebook reads what was kept, not "model not
+    found".
+    """
+    said = {s.name: "not kept" for s in found}
+    buttons: list[Any] = []
+    row = ipywidgets.HBox(buttons)
+    row.add_class("skillnb-keep-row")  # its focus ring (the labextension's style)
+    form = SavedForm(row, _saved_text(said), channel=channel)
     for suggestion in found:
         button = ipywidgets.Button(
             description=f"Keep {suggestion.name}",
@@ -33,12 +47,21 @@ def keep_buttons(found: list[Suggestion], keep: Callable[[str], Any]) -> Any:
                 fact = keep(name)
             except Exception as exc:  # noqa: BLE001  # shown on the button, not lost in a log
                 widget.description = f"⚠ {name}: {exc}"[:80]
+                said[name] = f"not kept ({exc})"[:80]
+                form.update(_saved_text(said), tone="error")
                 return
             widget.description = f"✓ {fact.key} v{fact.version}"
             widget.disabled = True
+            said[name] = f"kept as v{fact.version}"
+            form.update(_saved_text(said), tone="ok")
 
         button.on_click(clicked)
         buttons.append(button)
-    row = ipywidgets.HBox(buttons)
-    display(row)  # type: ignore[no-untyped-call]
-    return row
+    row.children = tuple(buttons)
+    display(form)  # type: ignore[no-untyped-call]
+    return form
+
+
+def _saved_text(said: dict[str, str]) -> str:
+    """``Keep deadline — kept as v1 · Keep budget — not kept``."""
+    return " · ".join(f"Keep {name} — {what}" for name, what in said.items())

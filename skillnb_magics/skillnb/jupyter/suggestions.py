@@ -148,7 +148,7 @@ class CellSuggestions:
         self.session.shell.display_pub.publish(
             data={"text/plain": keep_line(found), "text/html": _html(found)}
         )
-        keep_buttons(found, self.keep)
+        keep_buttons(found, self.keep, channel=self.session.view_channel)
         return True
 
     def _show_kept(self, kept: list[Fact]) -> None:

@@ -33,7 +33,7 @@ from skillnb.core.viewtext import render_text
 from skillnb.errors import ApprovalError, SkillnbError
 from skillnb.jupyter import widgets_render as render
 from skillnb.jupyter.live import RunFeed
-from skillnb.jupyter.mirror import VIEW_TARGET
+from skillnb.jupyter.mirror import VIEW_MIME, VIEW_TARGET
 
 if TYPE_CHECKING:
     from skillnb.core.records import Approval
@@ -48,10 +48,6 @@ __all__ = [
     "saved_views_message",
     "show_run",
 ]
-
-VIEW_MIME = "application/vnd.skillnb.view+json"
-"""The marker MIME type of a run view's output (its data: ``{"v": 1}``)."""
-
 
 DiagramMode = Literal["auto", "mermaid", "list"]
 """How the state machine is drawn: ``mermaid`` (JupyterLab renders it), ``list`` (built-in)."""
@@ -340,7 +336,8 @@ class RunView:
             self._show_message(str(exc), tone="error")
         else:
             done = f"{decision.gate}: {decision.status} by {decision.decided_by}"
-            self._show_message(done, tone="ok")
+            # A rejection is recorded as asked, but it is no success to colour green.
+            self._show_message(done, tone="ok" if decision.status == "approved" else "info")
         self.refresh()
 
     def _show_message(self, text: str, *, tone: Literal["ok", "info", "error"]) -> None:

@@ -5,9 +5,10 @@ Routes, under the server's base URL::
     GET  /skillnb/api/run?path=NB         run.describe() of the notebook's run (404: no sidecar)
     GET  /skillnb/api/identity            {"name", "display_name", "source"}: who a decision
                                           from this user is recorded as (see identity.py)
-    GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null}, for polling
-         ...&after=V&wait=S               for a team run: held until it passes V (long poll,
-                                          "live": true), at most 25 s; no polling needed
+    GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null, "live": bool}
+         ...&after=V&wait=S               held until the run passes V (long poll; a sidecar's
+                                          journal file or a team store's NOTIFY wakes it), at
+                                          most 25 s; a wait that is no finite number: none
     POST /skillnb/api/approve             {path, gate, by?, note?}; ``by`` only on a server
     POST /skillnb/api/reject              {path, gate, by?, note?}  that identifies nobody
     POST /skillnb/api/milestone           {path, name}

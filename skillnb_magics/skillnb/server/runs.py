@@ -181,19 +181,27 @@ class RunRegistry:
         return await self.call(partial(self._version, request_path), request_path)
 
     async def wait_version(self, request_path: str, after: int, wait: float) -> dict[str, Any]:
-        """Like :meth:`version`, but for a team run held until it passes ``after`` (long poll).
+        """Like :meth:`version`, but held until the run passes ``after`` (long poll).
 
-        The wait (clamped to :data:`~skillnb.server.longpoll.MAX_WAIT`, ``nan`` and negative
-        values to none) runs on the long polls' own threads, not on the registry's worker nor
-        the loop's default executor; when they are all taken it is answered at once, without
-        ``live``, so the panel polls instead.
+        The wait is clamped to :data:`~skillnb.server.longpoll.MAX_WAIT` (``nan`` and negative
+        values to none). A team run waits on the store's notifications, on the long polls' own
+        threads (not the registry's worker nor the loop's default executor); when they are all
+        taken it is answered at once, without ``live``, so the panel polls instead. A sidecar
+        run waits on its journal file's changes on the event loop, holding no thread
+        (:mod:`skillnb.server.sidecarwait`).
         """
+        from skillnb.server.sidecarwait import wait_sidecar
+
+        wait = clamp_wait(wait)
         now = await self.version(request_path)
-        watch = self._access.watch
-        if not now["exists"] or watch is None:
+        if not now["exists"]:
             return {**now, "live": False}
         notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
-        held = self._polls.submit(partial(wait_version, watch(notebook), after, clamp_wait(wait)))
+        watch = self._access.watch
+        if watch is None:
+            sidecar = self._access.sidecar_dir(notebook)
+            return await wait_sidecar(partial(self.version, request_path), sidecar, after, wait)
+        held = self._polls.submit(partial(wait_version, watch(notebook), after, wait))
         if held is None:
             return {**now, "live": False}
         return await asyncio.wrap_future(held)
