@@ -28,7 +28,7 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     root = Path(server_app.root_dir).expanduser()
     # Kernels this server starts inherit it: team-store run names are paths from this root.
     os.environ.setdefault("SKILLNB_ROOT", str(root.resolve()))
-    from skillnb.server.inbox import Inbox
+    from skillnb.server.inbox import Inbox, inbox_routes
     from skillnb.server.teamruns import team_access
     from skillnb.store.choose import store_from_env
 
@@ -36,5 +36,5 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     allow_hidden = bool(getattr(server_app.contents_manager, "allow_hidden", False))
     registry = RunRegistry(root, access=access, allow_hidden=allow_hidden)
     inbox = Inbox(root.resolve(), store_from_env(os.environ), allow_hidden)
-    setup_handlers(server_app.web_app, registry, inbox)
+    setup_handlers(server_app.web_app, registry, inbox_routes(inbox))
     server_app.log.info("SKILL.nb server extension serves runs under %s", root)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
@@ -37,9 +37,6 @@ from skillnb.errors import ApprovalError, ConflictError, SkillnbError, StoreCorr
 from skillnb.server.identity import Approver, approver
 from skillnb.server.paths import PathRefused
 from skillnb.server.runs import NoRun, RunRegistry
-
-if TYPE_CHECKING:
-    from skillnb.server.inbox import Inbox
 
 __all__ = ["ROUTES", "setup_handlers"]
 
@@ -243,14 +240,14 @@ ROUTES: list[tuple[str, type[_RunHandler], dict[str, Any]]] = [
 """Route (relative to the base URL), handler class and extra handler arguments."""
 
 
-def setup_handlers(web_app: Any, registry: RunRegistry, inbox: Inbox | None = None) -> None:
-    """Add the SKILL.nb routes to the server's tornado application (``inbox``: its routes too)."""
+def setup_handlers(
+    web_app: Any,
+    registry: RunRegistry,
+    more: list[tuple[str, type[_RunHandler], dict[str, Any]]] | None = None,
+) -> None:
+    """Add the SKILL.nb routes to the server's tornado application (and ``more`` routes)."""
     base_url = web_app.settings["base_url"]
-    routes: list[tuple[str, type[_RunHandler], dict[str, Any]]] = list(ROUTES)
-    if inbox is not None:
-        from skillnb.server.inbox import inbox_routes
-
-        routes += inbox_routes(inbox)
+    routes: list[tuple[str, type[_RunHandler], dict[str, Any]]] = [*ROUTES, *(more or [])]
     handlers = [
         (url_path_join(base_url, route), handler, {"registry": registry, **extra})
         for route, handler, extra in routes
