@@ -625,6 +625,7 @@ class Run(Closing):
             max_chars=max_chars,
             memory=remembered,
             recalled=recalled,
+            stale=[s.line() for s in self.gates.stale()],
         )
 
     def close(self) -> None:
