@@ -222,7 +222,7 @@ class SkillMemory:
                 last = operation
                 key_ids.update(new_ids)
                 done.append(operation)
-            if last is current.last_operation:  # every record repeated: nothing to write
+            if last is None or last is current.last_operation:  # all repeated: nothing to write
                 self._warn_moved(moved)
                 return [operation.as_operation() for operation in done]
             current = MemoryFile(
