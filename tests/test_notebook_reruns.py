@@ -95,3 +95,41 @@ def test_a_second_run_of_a_finished_notebook_adds_nothing(stem: str, tmp_path: P
     assert added == [], f"the second run wrote {added}"
     assert _journal(notebook) == journal
     assert _memory(home) == memory
+
+
+def _nbval(notebook: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "--nbval-cell-timeout=240",
+            "-q",
+            notebook.name,
+        ],
+        cwd=notebook.parent,
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+@pytest.mark.parametrize("stem", SHIPPED)
+def test_nbval_passes_twice_on_a_copied_notebook(stem: str, tmp_path: Path) -> None:
+    """A user's ``pytest --nbval`` twice in one folder: no repository conftest, no flags."""
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    home = tmp_path / "home"
+    notebook = _copy(folder, stem)
+    assert not (folder / "conftest.py").exists()
+
+    for attempt in ("first", "second"):
+        result = _nbval(notebook, home)
+        assert result.returncode == 0, f"{attempt} run:\n{result.stdout[-4000:]}"
+        assert "failed" not in result.stdout
