@@ -9,6 +9,11 @@ nbval does not compare):
   back), so every run starts fresh. Its ``out/`` folder, if any, goes along with it.
 * Unless ``SKILLNB_HOME`` is set, the kernels get a temporary one, so the example skills do
   not write into your own skill memory.
+
+Cells tagged ``nbval-ignore-output`` keep the outputs of a first run, which differ when the
+notebook runs again in place ("restored", "already done"): the tag lets nbval pass a second
+run of a copied notebook without this file. Here every run starts fresh, so those outputs
+are compared too.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 OUT_FOLDERS = {"resume_batch": "out"}
 """Output folders a notebook fills, set aside together with its run."""
+FIRST_RUN_TAG = "nbval-ignore-output"
+"""Outputs of a first run: compared here, where every run is a first run."""
 
 
 def _set_aside(notebook: Path) -> str | None:
@@ -57,6 +64,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue  # not a notebook under nbval
         if Path(str(parent.path)).parent != HERE:
             continue  # not one of these notebooks under nbval
+        _compare_first_run(item)
         path = Path(str(parent.path))
         if path in seen:
             continue
@@ -68,3 +76,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 reporter.write_line(
                     f"{path.name}: an earlier run was set aside as .skillnb/{moved}"
                 )
+
+
+def _compare_first_run(item: pytest.Item) -> None:
+    """Compare the kept first-run outputs of a cell tagged ``nbval-ignore-output``."""
+    cell = getattr(item, "cell", None)
+    options = getattr(item, "options", None)
+    if cell is None or options is None or not cell.get("outputs"):
+        return
+    if FIRST_RUN_TAG in cell.get("metadata", {}).get("tags", []):
+        options["check"] = True

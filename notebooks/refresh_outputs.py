@@ -2,7 +2,10 @@
 
 The notebooks are committed with their outputs cleared, except the cells marked
 ``# NBVAL_CHECK_OUTPUT`` (or tagged ``nbval-check-output``): their outputs document behaviour
-and ``pytest --nbval-lax`` compares them. When that behaviour changes on purpose (a reworded
+and ``pytest --nbval-lax`` compares them. Cells tagged ``nbval-ignore-output`` keep theirs
+too: they document a first run, and say "restored" or "already done" when the notebook runs
+again in the same folder, so nbval skips them there; the repository's ``conftest.py``
+compares them on the fresh runs it starts. When that behaviour changes on purpose (a reworded
 message, a new line in a display), run::
 
     .venv/bin/python notebooks/refresh_outputs.py            # every notebook
@@ -31,11 +34,14 @@ HERE = Path(__file__).resolve().parent
 SUPPORT = ("data", "resume_extractor.py")
 CHECK_TAG = "nbval-check-output"
 CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
+FIRST_RUN_TAG = "nbval-ignore-output"
+"""Outputs of a first run: kept, compared on fresh runs only (see ``conftest.py``)."""
 
 
 def is_checked(cell: Any) -> bool:
-    """Tell whether nbval compares the outputs of ``cell`` under ``--nbval-lax``."""
-    if CHECK_TAG in cell.metadata.get("tags", []):
+    """Tell whether ``cell`` keeps its outputs (compared by nbval, on fresh runs at least)."""
+    tags = cell.metadata.get("tags", [])
+    if CHECK_TAG in tags or FIRST_RUN_TAG in tags:
         return True
     lines = (line.strip() for line in cell.source.splitlines())
     return any(line.startswith("#") and line.lstrip("#").strip() == CHECK_MARKER for line in lines)

@@ -235,8 +235,9 @@ def test_committed_notebook_keeps_only_checked_outputs(stem: str) -> None:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        checked = "NBVAL_CHECK_OUTPUT" in cell.source or "nbval-check-output" in cell.metadata.get(
-            "tags", []
+        tags = cell.metadata.get("tags", [])
+        checked = "NBVAL_CHECK_OUTPUT" in cell.source or bool(
+            {"nbval-check-output", "nbval-ignore-output"} & set(tags)
         )
         assert checked or (cell.outputs == [] and cell.execution_count is None), cell.source
         assert "skillnb" not in cell.metadata

@@ -505,7 +505,7 @@ def test_timestamps_have_seconds_and_an_offset(tmp_path: Path) -> None:
     assert parsed.microsecond == 0
     assert "." not in stamp
     utc = SkillMemory(SKILL, root=tmp_path, clock=lambda: datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
-    assert utc.record("a", "b")["timestamp"] == "2026-01-02T03:04:05+00:00"
+    assert utc.record("a", "c")["timestamp"] == "2026-01-02T03:04:05+00:00"  # "b" repeats
 
 
 def test_reads_of_a_new_memory_create_nothing(tmp_path: Path) -> None:

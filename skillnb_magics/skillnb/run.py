@@ -13,6 +13,7 @@ other processes committed; writes take the store's lock, catch up, validate, app
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -59,6 +60,18 @@ __all__ = ["ListenerWarning", "Run", "RunListener", "open_run", "sidecar_exists"
 T = TypeVar("T")
 RunListener = Callable[["Run", list[Event]], None]
 """Called after each commit of this run object with the events it appended."""
+
+
+def _same_ids(held: Mapping[str, JsonValue], ids: Mapping[str, Any]) -> bool:
+    """Tell whether ``held`` already maps every id of ``ids`` to the same JSON value."""
+    try:
+        return all(k in held and _canonical(held[k]) == _canonical(v) for k, v in ids.items())
+    except (TypeError, ValueError):  # not JSON: the draft says what is wrong with it
+        return False
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, allow_nan=False)
 
 
 class Run(Closing):
@@ -278,8 +291,13 @@ class Run(Closing):
         *,
         cell_id: str | None = None,
         source_hash: str | None = None,
+        if_changed: bool = False,
     ) -> Fact:
         """Record ``value`` as the next version of fact ``key``.
+
+        With ``if_changed``, a value, kind and note equal to the latest version's write
+        nothing and that version is returned (``%formalize NAME`` and pins keep facts so,
+        so that running a notebook again adds no version).
 
         Raises:
             ConflictError: ``expected_version`` is given and is not the latest version.
@@ -294,6 +312,7 @@ class Run(Closing):
             expected_version=expected_version,
             cell_id=cell_id,
             source_hash=source_hash,
+            if_changed=if_changed,
         )
 
     def formalize_step(
@@ -319,9 +338,19 @@ class Run(Closing):
 
         The skill memory is written before this returns (not queued like a cell's records):
         the ids are what a later session needs, even if this process is killed right after.
+        Ids the run already holds with the same values write nothing, neither in the run
+        nor in the skill memory, so running a notebook again adds no event.
         """
         merged = {**(ids or {}), **more}
-        self.journal.commit(lambda _s: [self.journal.draft("keyids.set", ids=merged)])
+        journal = self.journal
+
+        def make(state: RunState) -> list[EventDraft]:
+            if _same_ids(state.key_ids, merged):
+                return []
+            return [journal.draft("keyids.set", ids=merged)]
+
+        if not journal.commit(make):
+            return
         summary = "ids: " + ", ".join(f"{k}={v}" for k, v in merged.items())
         self.journal.remember("key_ids", summary)
         self.journal.flush_memory()
@@ -378,7 +407,7 @@ class Run(Closing):
 
         if not isinstance(text, str) or not text.strip():
             raise SkillnbError("a pin needs some text to remember")
-        fact = self.formalize(key or pin_key(text), text, kind=kind)
+        fact = self.formalize(key or pin_key(text), text, kind=kind, if_changed=True)
         if extractor is None:
             return fact, [], {}
         found, values = extract(text, extractor, self.facts)
@@ -605,6 +634,7 @@ class Run(Closing):
             max_chars=max_chars,
             memory=remembered,
             recalled=recalled,
+            stale=[s.line() for s in self.gates.stale()],
         )
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ described in :mod:`skillnb.memory.fileformat`.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -168,6 +169,11 @@ class SkillMemory:
         optionally ``ids``, ``files``, ``run_id``); the result is the same as recording them one
         by one, with one lock, one write and one fsync.
 
+        A record that repeats the last operation (same action, summary, files and run) and
+        changes no key id is not recorded again: the file keeps the earlier one, time
+        included, and when every record repeats, nothing is written at all (a notebook run
+        again adds nothing to its skill's memory). Such a record returns that operation.
+
         Raises:
             TypeError: as :meth:`record` (nothing is written then).
             ValueError: as :meth:`record` (nothing is written then).
@@ -200,6 +206,10 @@ class SkillMemory:
             key_ids = dict(current.key_ids)
             done = []
             for action, summary, names, new_ids, run_id in checked:
+                if _repeats(last, (action, summary, names, run_id), new_ids, key_ids):
+                    assert last is not None  # noqa: S101  # only a recorded one repeats
+                    done.append(last)
+                    continue
                 operation = OperationRecord(
                     action=action,
                     summary=summary,
@@ -212,11 +222,14 @@ class SkillMemory:
                 last = operation
                 key_ids.update(new_ids)
                 done.append(operation)
+            if last is None or last is current.last_operation:  # all repeated: nothing to write
+                self._warn_moved(moved)
+                return [operation.as_operation() for operation in done]
             current = MemoryFile(
                 skill_name=self._skill_name,
                 schema_version=SCHEMA_VERSION,
-                updated_at=done[-1].timestamp,
-                last_operation=done[-1],
+                updated_at=last.timestamp,
+                last_operation=last,
                 key_ids=key_ids,
                 history=history[-self._max_history :] if self._max_history else [],
             )
@@ -325,3 +338,19 @@ class SkillMemory:
                 # project's test filter turns warnings from skillnb into errors.
                 stacklevel=1,
             )
+
+
+def _repeats(
+    last: OperationRecord | None,
+    record: tuple[str, str, list[str], str | None],
+    ids: Mapping[str, Any],
+    key_ids: Mapping[str, Any],
+) -> bool:
+    """Tell whether ``record`` (action, summary, files, run id) repeats ``last`` with no new id."""
+    if last is None or (last.action, last.summary, last.files, last.run_id) != record:
+        return False
+    return all(k in key_ids and _canonical(key_ids[k]) == _canonical(v) for k, v in ids.items())
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)

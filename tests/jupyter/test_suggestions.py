@@ -209,6 +209,19 @@ def test_a_keep_button_keeps_the_name_once(ip: RaisingShell) -> None:
     assert fact is not None
     assert (fact.kind, fact.cell_id) == ("decision", "c1")
     other = keep_buttons(found, watcher.keep).widget.children[0]
-    other.click()  # no longer pending: kept again from the namespace, with its kind
-    assert other.description == "✓ segment v2"
+    other.click()  # no longer pending: kept from the namespace, the same value: v1 stands
+    assert other.description == "✓ segment v1"
     assert current_run(ip).fact("segment").kind == "decision"  # type: ignore[union-attr]
+
+
+def test_formalize_name_again_with_the_same_value_writes_nothing(ip: RaisingShell) -> None:
+    cell(ip, "topic = 'heat pumps'  # decided with the client", cell_id="c1")
+    cell(ip, "%formalize topic", cell_id="c2")
+    run = current_run(ip)
+    version = run.version
+    cell(ip, "%formalize topic", cell_id="c2")
+    assert run.version == version
+    assert last(ip)["text/plain"] == "📌 topic v1\ndecision = heat pumps"
+    cell(ip, "topic = 'heat pumps in the EU'")
+    cell(ip, "%formalize topic", cell_id="c2")
+    assert run.fact("topic").version == 2  # type: ignore[union-attr]

@@ -48,11 +48,14 @@ def status_command(args: argparse.Namespace) -> int:
     """Print the run at a glance (``--json``: :meth:`Run.describe`'s dictionary)."""
     with open_target(args) as run:
         view = run.describe()
+        stale = run.gates.stale()
     if args.json:
         _json(view)
     else:
         for line in status_lines(view, target=_target_name(args)):
             emit(line)
+        for gate in stale:  # a fact changed after the gate passed: say so, nothing fires
+            emit(clean(f"⚠ gate no longer holds: {gate.line()}"))
     return 0
 
 

@@ -13,8 +13,12 @@ starting with ``# Parameters`` and tagged ``injected-parameters`` after the cell
 ``parameters`` (replacing an earlier injected one); formalized cells that
 read a changed parameter compute again.
 
-Exit codes: 0 finished; 3 stopped on a blocked gate or waiting for an approval; 1 any other
-error (a cell raised, a timeout, the kernel died). Each ends with a one-line reason.
+Exit codes: 0 finished; 3 stopped on a blocked gate or waiting for an approval; 4 finished,
+but a gate that passed when its transition fired fails now, because a fact it read changed
+since (e.g. ``-p budget 30000`` after ``publish`` fired with 6000: each such gate is named
+with the values then and now; the step does not fire again, see
+:mod:`skillnb.service.drift`); 1 any other error (a cell raised, a timeout, the kernel
+died). Each ends with a one-line reason.
 """
 
 from __future__ import annotations
@@ -40,12 +44,14 @@ from skillnb.skillmemory import default_home
 if TYPE_CHECKING:
     from skillnb.run import Run
 
-__all__ = ["EXIT_WAITING", "add_commands", "kernel_env", "run_command"]
+__all__ = ["EXIT_STALE", "EXIT_WAITING", "add_commands", "kernel_env", "run_command"]
 
 EXIT_FINISHED = 0
 EXIT_ERROR = 1
 EXIT_WAITING = 3
 """Stopped on a blocked gate or a pending approval: decide, then run again."""
+EXIT_STALE = 4
+"""Finished, but a fired transition's gate fails now that a fact it read changed."""
 
 _BLOCKED_NAMES = ("GateBlocked", "WaitingForApproval")
 _DROPPED_ENV = ("JPY_SESSION_NAME",)  # a caller inside Jupyter must not point the kernel elsewhere
@@ -262,11 +268,21 @@ def _outcome(execution: Execution, run: Run | None, target: str) -> int:
     if execution.error is not None:
         fail(f"error{where}: {execution.message}")
         return EXIT_ERROR
+    stale = run.gates.stale() if run is not None else []
+    for gate in stale:
+        fail(f"gate no longer holds: {gate.line()}")
     if waiting is not None:
         fail(f"finished, but {waiting}")
         return EXIT_WAITING
     state = f" in state {clean(run.state)}" if run is not None and run.state else ""
-    emit(f"finished{state}" + (f" at version {run.version}" if run is not None else ""))
+    finished = f"finished{state}" + (f" at version {run.version}" if run is not None else "")
+    if stale:
+        fail(
+            f"{finished}, but {len(stale)} gate(s) no longer hold: the transitions stand and do "
+            "not fire again; roll the fact back or start a new run (skillnb fork)"
+        )
+        return EXIT_STALE
+    emit(finished)
     return EXIT_FINISHED
 
 
@@ -374,7 +390,12 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     run = subparsers.add_parser(
         "run",
         help="execute a notebook headless (completed steps are restored, not re-run)",
-        description="Execute NOTEBOOK in a fresh kernel; exit 0 finished, 3 waiting, 1 error.",
+        description=(
+            "Execute NOTEBOOK in a fresh kernel; exit 0 finished, 3 waiting (a blocked gate or "
+            "an approval), 4 finished but a gate that passed when its transition fired fails "
+            "now that a fact it read changed (the transition stands and does not fire again), "
+            "1 error."
+        ),
     )
     run.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     run.add_argument(

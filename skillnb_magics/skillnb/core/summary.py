@@ -13,9 +13,9 @@ names that are not plain tokens are JSON-quoted, and the fence is longer than an
 run inside, so recorded text can neither close the block nor forge lines outside it.
 
 Budget: lines are kept in priority order while they fit; the rest is dropped and counted.
-Highest first: run header, pending approvals, blocked gates, open follow-ups and
-uncertain steps, next triggers,
-LangGraph threads, decisions, constraints, batches, key ids, summary, data and note facts,
+Highest first: run header, pending approvals, gates that no longer hold, blocked gates,
+open follow-ups and uncertain steps, next triggers, LangGraph threads, decisions,
+constraints, batches, key ids, summary, data and note facts,
 skill memory, recalled items, milestones, history; newest first within facts and history.
 Below the size of the frame the result is the title and a count of what was left out, then
 the title clipped.
@@ -400,13 +400,23 @@ def _recalled_group(recalled: Sequence[str]) -> _Group:
     return _Group(13, header, ("recalled item", "recalled items"), lines)
 
 
+def _stale_group(stale: Sequence[str]) -> _Group:
+    lines = [f"- {_text(line, _MEMORY)}" for line in stale]
+    header = f"## Gates that no longer hold ({len(lines):,}): a fact changed after they passed"
+    return _Group(2, header, ("stale gate", "stale gates"), lines)
+
+
 def _groups(
-    view: Mapping[str, Any], memory: str | None, recalled: Sequence[str] = ()
+    view: Mapping[str, Any],
+    memory: str | None,
+    recalled: Sequence[str] = (),
+    stale: Sequence[str] = (),
 ) -> list[_Group]:
     """Every section in display order (empty ones removed)."""
     groups = [
         _header_group(view),
         _pending_group(view),
+        _stale_group(stale),
         _blocked_group(view),
         _follow_up_group(view),
         _uncertain_group(view),
@@ -522,6 +532,7 @@ def render_summary(
     max_chars: int = 4000,
     memory: str | None = None,
     recalled: Sequence[str] = (),
+    stale: Sequence[str] = (),
 ) -> str:
     """Render the run ``view`` as Markdown for an LLM, in at most ``max_chars`` characters.
 
@@ -532,6 +543,8 @@ def render_summary(
         memory: the skill memory's prompt summary, shown inside the data block.
         recalled: items recalled from the skill's archived runs, best first, one line each
             (inside the data block, among the first lines dropped to fit the budget).
+        stale: one line per gate that passed when its transition fired and fails now that a
+            fact it read changed (kept right after pending approvals).
 
     Returns:
         Markdown (see the module docstring), ending with a newline unless the budget only
@@ -543,7 +556,7 @@ def render_summary(
     """
     if max_chars < 0:
         raise ValueError(f"max_chars must be >= 0, not {max_chars}")
-    plan = _Plan.of(_groups(view, memory, recalled))
+    plan = _Plan.of(_groups(view, memory, recalled, stale))
     head = f"{TITLE}\n\n{DATA_LABEL}\n\n"
     frame = len(head) + len("text\n") + 1  # the block's newlines around the body ("\n".join)
     reserve = 0

@@ -89,6 +89,13 @@ def gated(
     label = name or trigger or "gated cell"
     if outcome.status == "done":
         lines = ["already done in this run: the cell did not run again"]
+        if outcome.stale:
+            lines = [f"⚠ {s.line()}" for s in outcome.stale] + [
+                "already done in this run: the cell did not run again, and the transition "
+                "stands; roll the fact back (run.rollback) or start a new run (skillnb fork)"
+            ]
+            badge = f"⚠ {label} (done; a gate no longer holds)"
+            return Output("gate", "warning", badge, lines, trigger=trigger)
         return Output("gate", "restored", f"✓ {label} (done)", lines, trigger=trigger)
     if outcome.status == "blocked":
         assert outcome.report is not None  # noqa: S101  # a blocked step has its report

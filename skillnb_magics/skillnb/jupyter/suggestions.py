@@ -180,8 +180,12 @@ class CellSuggestions:
         return self.keep_value(name, value, kind or default, self.session.cell_id)
 
     def keep_value(self, name: str, value: Any, kind: str, cell_id: str | None) -> Fact:
-        """Formalize ``value`` as fact ``name`` of kind ``kind`` on the session's run."""
-        return self.session.run.formalize(name, value, kind=kind, cell_id=cell_id)  # type: ignore[arg-type]
+        """Formalize ``value`` as fact ``name`` of kind ``kind`` on the session's run.
+
+        A value and kind equal to the latest version's write nothing: that version is kept.
+        """
+        run = self.session.run
+        return run.formalize(name, value, kind=kind, cell_id=cell_id, if_changed=True)  # type: ignore[arg-type]
 
     def offer_extracted(self, found: list[Suggestion], values: Mapping[str, Any]) -> None:
         """Offer what an extractor read in a pin (never kept without the user, even in auto)."""

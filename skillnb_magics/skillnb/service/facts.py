@@ -42,10 +42,13 @@ def write_fact(
     cell_id: str | None = None,
     source_hash: str | None = None,
     extra: Sequence[EventDraft] = (),
+    if_changed: bool = False,
 ) -> Fact:
     """Record ``value`` as the next version of fact ``key``; return it, value decoded.
 
-    ``extra`` events are appended in the same commit, stamped with the fact's time.
+    ``extra`` events are appended in the same commit, stamped with the fact's time. With
+    ``if_changed``, a value (as stored), kind and note equal to the latest version's write
+    nothing at all (``extra`` included) and the latest version is returned.
 
     Raises:
         SkillnbError: ``key`` is not a non-empty string; ``kind``, ``note``, ``cell_id`` or
@@ -63,6 +66,8 @@ def write_fact(
 
     def make(state: RunState) -> list[EventDraft]:
         previous = state.facts.get(key)
+        if if_changed and _same(previous, stored_value, encoded, kind, note):
+            return []
         fact = {  # what Fact(...).model_dump(mode="json") gives, built directly
             "v": RECORD_VERSION,
             "key": key,
@@ -88,8 +93,10 @@ def write_fact(
             return [drafted]
         return [drafted, *(d.model_copy(update={"at": at}) for d in extra)]
 
-    journal.commit(make, expected_version, speculative=True)  # make has no side effects
+    written = journal.commit(make, expected_version, speculative=True)  # make has no effects
     fact = journal.state.facts[key]
+    if not written:  # unchanged (if_changed): the latest version stands
+        return journal.decode(fact)
     journal.remember_decoded(key, fact.version, value if encoded.restorable else encoded.value)
     return journal.decode(fact)
 
@@ -105,3 +112,18 @@ def _check_fields(
     for what, text in (("cell id", cell_id), ("source hash", source_hash)):
         if text is not None and not isinstance(text, str):
             raise SkillnbError(f"a fact's {what} must be a string, not {type(text).__name__}")
+
+
+def _same(
+    previous: Fact | None, stored: Any, encoded: codec.Encoded, kind: str, note: str | None
+) -> bool:
+    """Tell whether the latest version ``previous`` already holds this value, kind and note."""
+    return (
+        previous is not None
+        and previous.restorable
+        and encoded.restorable
+        and previous.kind == kind
+        and previous.note == note
+        and previous.encoding == encoded.encoding
+        and previous.value == stored
+    )

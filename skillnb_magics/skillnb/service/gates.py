@@ -24,6 +24,7 @@ from skillnb.core.registry import Registry, default_registry
 from skillnb.core.state import state_entry_seq
 from skillnb.errors import GateBlocked, SkillnbError, TransitionNotAllowed
 from skillnb.service.approvals import approval_message, approval_status, open_request
+from skillnb.service.drift import StaleGate, stale_gates
 from skillnb.service.journal import RunJournal
 from skillnb.service.steps import Steps
 
@@ -46,6 +47,9 @@ class StepOutcome:
     """What the body returned."""
     events: list[Event] = field(default_factory=list)
     """The events the step committed."""
+    stale: list[StaleGate] = field(default_factory=list)
+    """For a step already ``done``: gates of its trigger that passed when it fired and fail
+    now that a fact they read changed (the step does not run or fire again)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,14 @@ class Gates:
             total=total,
         )
         return gate_eval.evaluate(specs, ctx)
+
+    def stale(self, trigger: str | None = None) -> list[StaleGate]:
+        """Gates of fired transitions (``trigger``'s only, when given) that fail now.
+
+        See :mod:`skillnb.service.drift`: a fact a gate read changed after its transition
+        fired; nothing fires again, the run says so.
+        """
+        return stale_gates(self.journal, self.evaluate, trigger)
 
     def check(self, trigger: str | None, gates: Sequence[GateSpec] = ()) -> GateReport:
         """Evaluate the gates of ``trigger`` (plus ``gates``) without firing: a dry run.
@@ -260,6 +272,8 @@ class Gates:
             if claimed.status == "blocked" and on_block == "raise":
                 assert claimed.report is not None  # noqa: S101  # a blocked step has its report
                 raise GateBlocked(claimed.report, state=claimed.report.state, trigger=trigger)
+            if claimed.status == "done" and trigger is not None:
+                claimed.stale = self.stale(trigger)
             return claimed
         report, used = claimed
         result = self.steps.run_body(step_key, body) if body is not None else None
