@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
+from clikit import cli, write_notebook
 
-from skillnb.cli.main import main
 from skillnb.run import open_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -58,24 +57,6 @@ CELLS = [
     "%%gate analyze\nprint('analyzed')",
     "%%gate finish\nprint('finished')",
 ]
-
-
-def write_notebook(path: Path, sources: list[str]) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nbformat.write(nb, path)
-    return path
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _outputs(nb: Path, index: int) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 
 import nbformat
 import pytest
+from clikit import cli, write_notebook
 from nbclient import NotebookClient
 
-from skillnb.cli.main import main
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
 
@@ -29,24 +29,6 @@ TICKETS = [
     "        f.write(t + '\\n')\n",
     "%%gate finish\nprint('finished')",
 ]
-
-
-def write_notebook(path: Path, sources: list[str]) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nbformat.write(nb, path)
-    return path
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def labels(folder: Path) -> int:
