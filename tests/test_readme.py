@@ -232,14 +232,7 @@ def test_notebook_blocks_run_in_a_kernel_and_a_second_run_adds_nothing(copy: Pat
         count = run.version
     _execute(notebook)  # a restart, then Run All
     added = _added_since(notebook, count)
-    if added and all(key in _RESTATED for key in added):
-        pytest.xfail(f"identical values kept again by %formalize NAME / --note: {added}")
-    assert not added, "a second Run All of the README's cells wrote events"
-
-
-_RESTATED = {"formalize:topic", "topic", "pin_remember_these_three_risks"}
-"""What the suggestion cell restates: its ``%formalize topic`` keeps the value the
-``%%formalize topic`` cell recorded, and its ``--note`` pins the same text again."""
+    assert not added, f"a second Run All of the README's cells wrote events: {added}"
 
 
 def _added_since(notebook: Path, version: int) -> list[str]:
