@@ -1,7 +1,7 @@
 """Reading many runs of a team store at once, for listings (store layer).
 
 :class:`StoreListing` reads, for a set of run names, what a listing row needs and nothing
-more, through indexes of schema version 5 (:mod:`skillnb.store.pg_schema`):
+more, through indexes of schema version 6 (:mod:`skillnb.store.pg_schema`):
 
 * the names: ``skillnb_runs`` (every run), or ``skillnb_asks`` (the runs with a request or
   follow-up that may wait: its size is what waits, not how many runs there are);
