@@ -23,7 +23,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 SUPPORT = ("resume_extractor.py", "data")
 SHIPPED = sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 
 def _copy(folder: Path, stem: str) -> Path:

@@ -139,7 +139,10 @@ function itemNode(
       const button = h('button', {
         className: `jp-mod-styled jp-skillnb-inbox-${verdict}`,
         text: verdict === 'approve' ? 'Approve' : 'Reject',
-        title: `${verdict === 'approve' ? 'Approve' : 'Reject'} ${item.gate} in ${item.run}`
+        title: `${verdict === 'approve' ? 'Approve' : 'Reject'} ${item.gate} in ${item.run}`,
+        attrs: {
+          'aria-label': `${verdict === 'approve' ? 'Approve' : 'Reject'} ${item.gate} in ${item.run}`
+        }
       });
       button.addEventListener('click', () => {
         button.disabled = true;

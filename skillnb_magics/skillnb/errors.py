@@ -292,7 +292,9 @@ STATE_ELSEWHERE = (
 def not_writable(exc: PermissionError, where: str) -> StateNotWritable:
     """The :class:`StateNotWritable` for ``exc``, raised while writing run state at ``where``."""
     path = Path(str(exc.filename)) if exc.filename else Path(where)
-    return StateNotWritable(path.parent, path.name)
+    # A plain PermissionError says no more than the path; one of ours says whose and which mode.
+    detail = "" if type(exc) is PermissionError else str(exc)
+    return StateNotWritable(path.parent, path.name, detail)
 
 
 class StateNotWritable(SkillnbError, PermissionError):
@@ -304,18 +306,22 @@ class StateNotWritable(SkillnbError, PermissionError):
         folder: the folder that could not be written.
         name: the file or folder that could not be created or opened in it.
 
+    ``detail`` (optional) is added to the message: what else is known, e.g. the file's owner.
+
     """
 
-    def __init__(self, folder: Path | str, name: str) -> None:
+    def __init__(self, folder: Path | str, name: str, detail: str = "") -> None:
         self.folder = Path(folder)
         self.name = name
         self.errno = errno.EACCES
         self.filename = str(self.folder / name)
-        SkillnbError.__init__(
-            self,
+        said = (
             f"cannot write the run's state: {self.folder} is not writable (permission denied "
-            f"for {name}); {STATE_ELSEWHERE}",
+            f"for {name})"
         )
+        if detail:  # e.g. whose the file is, and its mode
+            said += f": {detail}"
+        SkillnbError.__init__(self, f"{said}; {STATE_ELSEWHERE}")
 
     def __str__(self) -> str:
         return str(self.args[0])

@@ -19,7 +19,7 @@ import pytest
 from skillnb.cli.headless import EXIT_STALE
 from skillnb.run import open_run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
 LINE = (

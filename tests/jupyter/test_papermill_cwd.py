@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _notebook(folder: Path) -> Path:
