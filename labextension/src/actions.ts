@@ -247,7 +247,13 @@ async function decide(
     });
   }
   keepFocusIn(panel, pending.gate);
+  // The dialog gives focus back to where it was asked from once it is gone, which may be
+  // after this: look again when the panel has settled.
+  window.setTimeout(() => keepFocusIn(panel, pending.gate), REFOCUS_MS);
 }
+
+/** How long after a decision focus is checked once more (ms). */
+const REFOCUS_MS = 400;
 
 /**
  * After a decision the card of its request is gone, and focus with it (to `<body>`): put it

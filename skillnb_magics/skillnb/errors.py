@@ -292,8 +292,11 @@ STATE_ELSEWHERE = (
 def not_writable(exc: PermissionError, where: str) -> StateNotWritable:
     """The :class:`StateNotWritable` for ``exc``, raised while writing run state at ``where``."""
     path = Path(str(exc.filename)) if exc.filename else Path(where)
-    # A plain PermissionError says no more than the path; one of ours says whose and which mode.
-    detail = "" if type(exc) is PermissionError else str(exc)
+    # A file that is there but refused (another user's, say) is named with what is known of
+    # it: SKILL.nb's own permission errors say whose it is and its mode.
+    detail = ""
+    if type(exc) is not PermissionError and exc.strerror and path.exists():
+        detail = f"{path}: {exc.strerror}"
     return StateNotWritable(path.parent, path.name, detail)
 
 

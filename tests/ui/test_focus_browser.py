@@ -133,7 +133,11 @@ def test_focus_stays_in_the_panel_after_approving_by_keyboard(
     page.keyboard.press("Enter")
     check(dialog).to_have_count(0)
     check(panel.locator('[data-section="pending"]')).to_have_count(0)
-    page.wait_for_timeout(500)
+    page.wait_for_function(  # focus settles in the panel (a loaded machine may take a moment)
+        """() => document.activeElement !== document.body
+            && document.querySelector('#skillnb-run-panel').contains(document.activeElement)""",
+        timeout=15_000,
+    )
     where = page.evaluate(
         """() => ({
             body: document.activeElement === document.body,
