@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from clikit import write_notebook
 from nbclient import NotebookClient
 
 from skillnb.cli.main import main
@@ -39,18 +40,6 @@ BUDGET = (
 SUBMIT = "%%gate submit\nprint('submitted')"
 PUBLISH = "%%gate publish\nwith open('side_effects.txt', 'a') as f:\n    f.write('publish\\n')"
 REPORT = "%%formalize report\nf'report within {budget}'"
-
-
-def write_notebook(path: Path, sources: list[str]) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nbformat.write(nb, path)
-    return path
 
 
 def effects(folder: Path) -> list[str]:

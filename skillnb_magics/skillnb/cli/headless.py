@@ -24,6 +24,7 @@ died). Each ends with a one-line reason.
 from __future__ import annotations
 
 import argparse
+import atexit
 import math
 import os
 import tempfile
@@ -113,8 +114,33 @@ def execute(
     """Run every cell of ``nb`` (an nbformat node, updated in place) in a fresh kernel.
 
     The kernel's own stderr (start-up chatter) is kept out of the terminal; its last line is
-    quoted when the kernel does not start.
+    quoted when the kernel does not start. A kernel that dies before its first reply because
+    one of its ports was taken in the meantime (jupyter_client picks free ports, and another
+    process can bind one before the kernel does: parallel runs on one machine) is started
+    again, up to :data:`KERNEL_START_ATTEMPTS` times in all; no cell has run by then.
     """
+    env = kernel_env(notebook, {**os.environ, **(extra_env or {})})
+    attempt = 1
+    while True:
+        execution, log = _execute_once(nb, notebook, env, timeout=timeout, kernel=kernel)
+        if execution.executed or _PORT_TAKEN not in log or attempt >= KERNEL_START_ATTEMPTS:
+            return execution
+        fail(
+            "the kernel's port was taken by another process before it bound it: "
+            f"starting it again ({attempt + 1} of {KERNEL_START_ATTEMPTS})"
+        )
+        attempt += 1
+
+
+KERNEL_START_ATTEMPTS = 3
+"""How many times ``skillnb run`` starts a kernel whose port was taken before it bound it."""
+_PORT_TAKEN = "Address already in use"
+
+
+def _execute_once(
+    nb: Any, notebook: Path, env: dict[str, str], *, timeout: float | None, kernel: str | None
+) -> tuple[Execution, str]:
+    """Run ``nb`` once in a fresh kernel; return how it ended and, if it did not start, its log."""
     from nbclient import NotebookClient
 
     current: list[int] = []
@@ -130,19 +156,22 @@ def execute(
         resources={"metadata": {"path": str(notebook.parent.resolve())}},
         on_cell_execute=started,
     )
+    log = ""
     with tempfile.TemporaryFile() as kernel_log:
-        env = kernel_env(notebook, {**os.environ, **(extra_env or {})})
         execution = _execute(client, env, kernel_log, timeout)
         if execution.executed and execution.error is not None and current:
             execution.cell = current[-1]
+        if not execution.executed:
+            # nbclient leaves its exit-time kernel cleanup registered when the kernel does not
+            # start, and that cleanup then fails at exit with a traceback of its own.
+            atexit.unregister(client._cleanup_kernel)
         if execution.error == "kernel":
             kernel_log.seek(0)
-            last = _first_line(
-                "\n".join(reversed(kernel_log.read().decode(errors="replace").splitlines()))
-            )
+            log = kernel_log.read().decode(errors="replace")
+            last = _first_line("\n".join(reversed(log.splitlines())))
             if last:
                 execution.message += f" (kernel: {last})"
-    return execution
+    return execution, log
 
 
 def _execute(
