@@ -247,13 +247,35 @@ async function decide(
     });
   }
   keepFocusIn(panel, pending.gate);
-  // The dialog gives focus back to where it was asked from once it is gone, which may be
-  // after this: look again when the panel has settled.
-  window.setTimeout(() => keepFocusIn(panel, pending.gate), REFOCUS_MS);
+  watchFocus(panel, pending.gate);
 }
 
-/** How long after a decision focus is checked once more (ms). */
-const REFOCUS_MS = 400;
+/** How long after a decision focus is watched for falling to `<body>` (ms). */
+const WATCH_MS = 10_000;
+
+/**
+ * For a while after a decision, put focus back in the panel whenever it falls to `<body>`.
+ *
+ * Two things take it there at moments of their own: the dialog, which gives focus back to
+ * the control it was asked from once it is detached (by then that control may be gone), and
+ * the panel's redraw when the run's new version arrives (on a loaded machine, seconds later).
+ * Both change the page, so each change is a moment to look; focus that went anywhere but
+ * `<body>` (another dialog, a cell) is left where it is.
+ */
+function watchFocus(panel: Element | null, gate: string): void {
+  if (!(panel instanceof HTMLElement)) {
+    return;
+  }
+  const look = (): void => {
+    const active = document.activeElement;
+    if (active === null || active === document.body || !active.isConnected) {
+      keepFocusIn(panel, gate);
+    }
+  };
+  const observer = new MutationObserver(look);
+  observer.observe(document.body, { childList: true, subtree: true });
+  window.setTimeout(() => observer.disconnect(), WATCH_MS);
+}
 
 /**
  * After a decision the card of its request is gone, and focus with it (to `<body>`): put it

@@ -111,10 +111,6 @@ def test_the_focus_ring_on_approve_is_wide_and_contrasts_with_page_and_button(
     set_theme(page, "light")
 
 
-@pytest.mark.xfail(
-    reason="in the full suite focus still falls to <body> after the dialog closes; passes alone",
-    strict=False,
-)
 def test_focus_stays_in_the_panel_after_approving_by_keyboard(
     lab_server: Any, page: Any, review_notebook: Any
 ) -> None:
