@@ -16,6 +16,7 @@ ASCII letters, digits, ``-``, ``_`` and ``.``, starting with a letter or digit
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
@@ -93,10 +94,24 @@ def name_problem(value: object, limit: int = MAX_NAME) -> str | None:
     """Return why ``value`` is not an acceptable name, or ``None`` when it is."""
     if not isinstance(value, str):
         return f"must be a string, not {type(value).__name__}"
+    if len(value) > limit:  # judged here: a long string is not worth remembering
+        return (
+            "must not be empty"
+            if not value.strip()
+            else f"is {len(value)} characters long (limit {limit})"
+        )
+    return _text_name_problem(value, limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_name_problem(value: str, limit: int) -> str | None:
+    """:func:`name_problem` of a string of at most ``limit`` characters, remembered.
+
+    A journal names the same facts, states and items again and again, and every event read
+    back is checked: each distinct name is judged once.
+    """
     if not value.strip():
         return "must not be empty"
-    if len(value) > limit:
-        return f"is {len(value)} characters long (limit {limit})"
     if not (value.isascii() and value.isprintable()):  # printable ASCII has none to find
         for char in value:
             if unicodedata.category(char) in _INVISIBLE:
