@@ -9,8 +9,6 @@ first left them: the same events, and the same bytes in every skill-memory file.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,36 +16,18 @@ from pathlib import Path
 import pytest
 
 import skillnb
+from nbkit import NOTEBOOKS, clean_env, copy_notebook
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-SUPPORT = ("resume_extractor.py", "data")
 SHIPPED = sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
-
-
-def _copy(folder: Path, stem: str) -> Path:
-    for name in SUPPORT:
-        source = NOTEBOOKS / name
-        if source.is_dir():
-            shutil.copytree(source, folder / name)
-        else:
-            shutil.copy2(source, folder / name)
-    shutil.copy2(NOTEBOOKS / f"{stem}.ipynb", folder / f"{stem}.ipynb")
-    return folder / f"{stem}.ipynb"
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLNB_", "JPY_"))}
-    env.update(SKILLNB_HOME=str(home), SKILLNB_USER="tester")
-    return env
 
 
 def _run(notebook: Path, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "skillnb", "run", notebook.name, "--timeout", "240"],
         cwd=notebook.parent,
-        env=_env(home),
+        env=clean_env(home),
         capture_output=True,
         text=True,
         timeout=900,
@@ -79,7 +59,7 @@ def test_a_second_run_of_a_finished_notebook_adds_nothing(stem: str, tmp_path: P
     folder = tmp_path / "work"
     folder.mkdir()
     home = tmp_path / "home"
-    notebook = _copy(folder, stem)
+    notebook = copy_notebook(folder, stem)
 
     first = _run(notebook, home)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -113,7 +93,7 @@ def _nbval(notebook: Path, home: Path) -> subprocess.CompletedProcess[str]:
             notebook.name,
         ],
         cwd=notebook.parent,
-        env=_env(home),
+        env=clean_env(home),
         capture_output=True,
         text=True,
         timeout=900,
@@ -126,7 +106,7 @@ def test_nbval_passes_twice_on_a_copied_notebook(stem: str, tmp_path: Path) -> N
     folder = tmp_path / "copy"
     folder.mkdir()
     home = tmp_path / "home"
-    notebook = _copy(folder, stem)
+    notebook = copy_notebook(folder, stem)
     assert not (folder / "conftest.py").exists()
 
     for attempt in ("first", "second"):

@@ -14,8 +14,6 @@ The résumé notebook is also run headless, the way ``scripts/demo.py`` runs it:
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -25,10 +23,11 @@ import nbformat
 import pytest
 
 import skillnb
+from nbkit import NOTEBOOKS, clean_env, copy_notebook
+from nbkit import SUPPORT as SHIPPED_SUPPORT
 from skillnb.run import Run, sidecar_exists
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-SUPPORT = ("conftest.py", "resume_extractor.py", "data")
+SUPPORT = ("conftest.py", *SHIPPED_SUPPORT)
 EXAMPLES = (
     "quickstart",
     "market_research",
@@ -40,23 +39,6 @@ EXAMPLES = (
 
 # One nbval run (or two headless days) per test, up to 600 s on a loaded 2-core machine.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-def _copy(dest: Path, stem: str) -> Path:
-    for name in SUPPORT:
-        source = NOTEBOOKS / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name)
-        else:
-            shutil.copy2(source, dest / name)
-    shutil.copy2(NOTEBOOKS / f"{stem}.ipynb", dest / f"{stem}.ipynb")
-    return dest / f"{stem}.ipynb"
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLNB_", "JPY_"))}
-    env.update(SKILLNB_HOME=str(home), SKILLNB_USER="tester", **extra)
-    return env
 
 
 def _nbval(notebook: Path, home: Path) -> subprocess.CompletedProcess[str]:
@@ -73,7 +55,7 @@ def _nbval(notebook: Path, home: Path) -> subprocess.CompletedProcess[str]:
             str(notebook),
         ],
         cwd=notebook.parent,
-        env=_env(home),
+        env=clean_env(home),
         capture_output=True,
         text=True,
         timeout=600,
@@ -218,7 +200,7 @@ def test_notebook_runs_under_nbval(stem: str, tmp_path: Path) -> None:
     folder = tmp_path / "notebooks"
     folder.mkdir()
     home = tmp_path / "home"
-    notebook = _copy(folder, stem)
+    notebook = copy_notebook(folder, stem, SUPPORT)
 
     result = _nbval(notebook, home)
 
@@ -249,13 +231,13 @@ def test_resume_batch_headless_takes_two_working_days(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     folder.mkdir()
     home = tmp_path / "home"
-    notebook = _copy(folder, "resume_batch")
+    notebook = copy_notebook(folder, "resume_batch", SUPPORT)
     skillnb_cli = [sys.executable, "-m", "skillnb", "run", notebook.name]
 
     day1 = subprocess.run(
         skillnb_cli,
         cwd=folder,
-        env=_env(home, SKILLNB_DAILY_QUOTA="7"),
+        env=clean_env(home, SKILLNB_DAILY_QUOTA="7"),
         capture_output=True,
         text=True,
         timeout=420,
@@ -271,7 +253,7 @@ def test_resume_batch_headless_takes_two_working_days(tmp_path: Path) -> None:
     day2 = subprocess.run(
         skillnb_cli,
         cwd=folder,
-        env=_env(home),
+        env=clean_env(home),
         capture_output=True,
         text=True,
         timeout=420,

@@ -8,10 +8,9 @@ drew from ``uuid.uuid4`` (shifting ids in code that mocks it).
 
 from __future__ import annotations
 
-import operator
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple
 from unittest import mock
 
 import pytest
@@ -19,29 +18,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from langgraph.graph import START, StateGraph
 
-import skillnb
+from lgkit import Log, log_graph, open_folder
 from skillnb.integrations.langgraph import SkillnbSaver
 from skillnb.integrations.langgraph.serde import SkillnbSerializer
-from skillnb.run import Run
-
-
-class Log(TypedDict):
-    items: Annotated[list[str], operator.add]
-
-
-def _append(state: Log) -> dict[str, Any]:
-    return {"items": [f"n{len(state['items'])}"]}
-
-
-def _graph(saver: Any) -> Any:
-    builder = StateGraph(Log)
-    builder.add_node("append", _append)
-    builder.add_edge(START, "append")
-    return builder.compile(checkpointer=saver)
-
-
-def _open(folder: Path) -> Run:
-    return skillnb.open_run(state_dir=folder, memory=False)
 
 
 def _snapshot(graph: Any, config: Any) -> list[tuple[str, Any]]:
@@ -53,9 +32,9 @@ def _snapshot(graph: Any, config: Any) -> list[tuple[str, Any]]:
 
 def test_a_fork_leaves_every_earlier_checkpoint_as_it_was(tmp_path: Path) -> None:
     config: Any = {"configurable": {"thread_id": "t"}}
-    run = _open(tmp_path / "run")
+    run = open_folder(tmp_path / "run")
     with SkillnbSaver(run) as saver:
-        graph = _graph(saver)
+        graph = log_graph(saver)
         for _ in range(3):
             graph.invoke({"items": []}, config)
         before = _snapshot(graph, config)
@@ -68,14 +47,14 @@ def test_a_fork_leaves_every_earlier_checkpoint_as_it_was(tmp_path: Path) -> Non
         assert "fork" in graph.get_state(config).values["items"]
         assert all("fork" not in values["items"] for _, values in before)
     run.store.close()
-    reopened = _open(tmp_path / "run")
+    reopened = open_folder(tmp_path / "run")
     with SkillnbSaver(reopened) as saver:
-        assert _snapshot(_graph(saver), config) == after
+        assert _snapshot(log_graph(saver), config) == after
     reopened.store.close()
 
 
 def test_versions_are_unique_per_write_and_continue_older_ones(tmp_path: Path) -> None:
-    run = _open(tmp_path / "run")
+    run = open_folder(tmp_path / "run")
     with SkillnbSaver(run) as saver:
         first, second = saver.get_next_version(None, None), saver.get_next_version(None, None)
         assert first != second
@@ -90,8 +69,8 @@ def test_versions_are_unique_per_write_and_continue_older_ones(tmp_path: Path) -
 def test_a_thread_written_with_string_versions_continues(tmp_path: Path) -> None:
     config: Any = {"configurable": {"thread_id": "t"}}
     memory = InMemorySaver()
-    _graph(memory).invoke({"items": []}, config)
-    run = _open(tmp_path / "run")
+    log_graph(memory).invoke({"items": []}, config)
+    run = open_folder(tmp_path / "run")
     with SkillnbSaver(run) as saver:
         for stored in reversed(list(memory.list(config))):
             parent = stored.parent_config or {
@@ -100,7 +79,7 @@ def test_a_thread_written_with_string_versions_continues(tmp_path: Path) -> None
             saver.put(
                 parent, stored.checkpoint, stored.metadata, stored.checkpoint["channel_versions"]
             )
-        graph = _graph(saver)
+        graph = log_graph(saver)
         assert graph.invoke({"items": []}, config) == {"items": ["n0", "n1"]}
     run.store.close()
 
@@ -133,7 +112,7 @@ def test_a_failed_task_shows_its_error_as_langgraph_does(tmp_path: Path) -> None
         return builder.compile(checkpointer=saver)
 
     shown = []
-    run = _open(tmp_path / "run")
+    run = open_folder(tmp_path / "run")
     with SkillnbSaver(run) as saver:
         for checkpointer in (InMemorySaver(), saver):
             graph = failing(checkpointer)
@@ -146,9 +125,9 @@ def test_a_failed_task_shows_its_error_as_langgraph_does(tmp_path: Path) -> None
 
 def test_opening_a_run_and_a_saver_draws_no_uuid4(tmp_path: Path) -> None:
     with mock.patch("uuid.uuid4", side_effect=AssertionError("uuid4 drawn")) as drawn:
-        run = _open(tmp_path / "run")
+        run = open_folder(tmp_path / "run")
         saver = SkillnbSaver(run)
-        _graph(saver).invoke({"items": []}, {"configurable": {"thread_id": "t"}})
+        log_graph(saver).invoke({"items": []}, {"configurable": {"thread_id": "t"}})
     saver.close()
     run.store.close()
     assert drawn.call_count == 0
@@ -156,7 +135,7 @@ def test_opening_a_run_and_a_saver_draws_no_uuid4(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["jsonplus", "encrypted"])
-def test_a_langgraph_serializer_still_round_trips_a_graph(tmp_path: Path, kind: str) -> None:
+def test_a_langgraph_serializer_still_round_trips_alog_graph(tmp_path: Path, kind: str) -> None:
     pytest.importorskip("Crypto")
     from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -167,9 +146,9 @@ def test_a_langgraph_serializer_still_round_trips_a_graph(tmp_path: Path, kind: 
         else EncryptedSerializer.from_pycryptodome_aes(key=b"1234567890123456")
     )
     config: Any = {"configurable": {"thread_id": "t"}}
-    run = _open(tmp_path / "run")
+    run = open_folder(tmp_path / "run")
     with SkillnbSaver(run, serde=serde) as saver:
-        graph = _graph(saver)
+        graph = log_graph(saver)
         graph.invoke({"items": []}, config)
         assert graph.invoke({"items": []}, config) == {"items": ["n0", "n1"]}
         assert len(list(graph.get_state_history(config))) == 6  # 3 per invoke

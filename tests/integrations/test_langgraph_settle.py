@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import operator
 import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import tool
 from langgraph.func import entrypoint, task
-from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-import skillnb
+from lgkit import asking_graph, open_folder
 from skillnb.integrations.langgraph import SkillnbSaver, resume_approved
 from skillnb.jupyter import widgets_render as render
 from skillnb.run import Run
@@ -26,33 +24,13 @@ from skillnb.run import Run
 CONFIG: Any = {"configurable": {"thread_id": "review"}}
 
 
-class State(TypedDict):
-    d: Annotated[dict[str, Any], operator.or_]
-
-
-def ask(state: State) -> dict[str, Any]:
-    return {"d": {"answer": interrupt({"question": "send the draft?", "pages": 3})}}
-
-
-def graph(run: Run) -> Any:
-    builder = StateGraph(State)
-    builder.add_node("ask", ask)
-    builder.add_edge(START, "ask")
-    builder.add_edge("ask", END)
-    return builder.compile(checkpointer=SkillnbSaver(run))
-
-
-def open_(folder: Path) -> Run:
-    return skillnb.open_run(state_dir=folder, memory=False)
-
-
 def events(run: Run, ident: str) -> list[str]:
     return [e.type for e in run.history(n=10_000) if e.data.get("id") == ident]
 
 
 def test_command_resume_in_code_settles_the_pending_approval(tmp_path: Path) -> None:
-    run = open_(tmp_path)
-    compiled = graph(run)
+    run = open_folder(tmp_path)
+    compiled = asking_graph(run, {"question": "send the draft?", "pages": 3})
     compiled.invoke({"d": {}}, CONFIG)
     [pending] = run.pending()
     assert pending.message == "send the draft?\npages: 3"
@@ -67,8 +45,8 @@ def test_command_resume_in_code_settles_the_pending_approval(tmp_path: Path) -> 
 
 
 def test_a_rejection_in_code_by_interrupt_id_is_recorded_as_one(tmp_path: Path) -> None:
-    run = open_(tmp_path)
-    compiled = graph(run)
+    run = open_folder(tmp_path)
+    compiled = asking_graph(run, {"question": "send the draft?", "pages": 3})
     compiled.invoke({"d": {}}, CONFIG)
     [pending] = run.pending()
     compiled.invoke(Command(resume={pending.id: {"approved": False}}), CONFIG)
@@ -80,8 +58,8 @@ def test_a_rejection_in_code_by_interrupt_id_is_recorded_as_one(tmp_path: Path) 
 
 
 def test_resume_approved_then_command_uses_the_answer_once(tmp_path: Path) -> None:
-    run = open_(tmp_path)
-    compiled = graph(run)
+    run = open_folder(tmp_path)
+    compiled = asking_graph(run, {"question": "send the draft?", "pages": 3})
     compiled.invoke({"d": {}}, CONFIG)
     run.approve("langgraph:review:ask", by="ana")
     out = resume_approved(compiled, run, "review")
@@ -93,8 +71,8 @@ def test_resume_approved_then_command_uses_the_answer_once(tmp_path: Path) -> No
 
 
 def test_a_thread_moved_on_without_the_answer_expires_its_request(tmp_path: Path) -> None:
-    run = open_(tmp_path)
-    compiled = graph(run)
+    run = open_folder(tmp_path)
+    compiled = asking_graph(run, {"question": "send the draft?", "pages": 3})
     compiled.invoke({"d": {}}, CONFIG)
     [pending] = run.pending()
     compiled.update_state(CONFIG, {"d": {"answer": "skipped"}}, as_node="ask")
@@ -135,7 +113,7 @@ def agent(run: Run) -> Any:
 
 
 def test_a_react_agents_tool_interrupt_is_named_and_shown_waiting(tmp_path: Path) -> None:
-    run = open_(tmp_path)
+    run = open_folder(tmp_path)
     trip: Any = {"configurable": {"thread_id": "trip-1"}}
     app = agent(run)
     app.invoke({"messages": [("user", "fly me to Lisbon")]}, trip)
@@ -181,7 +159,7 @@ def test_a_react_agents_tool_interrupt_is_named_and_shown_waiting(tmp_path: Path
 
 @pytest.mark.parametrize("how", ["command", "approve"])
 def test_a_functional_task_interrupt_is_named_by_its_entrypoint(tmp_path: Path, how: str) -> None:
-    run = open_(tmp_path)
+    run = open_folder(tmp_path)
 
     @task
     def confirm(x: int) -> Any:

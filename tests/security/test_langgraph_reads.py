@@ -11,46 +11,26 @@ and two processes on one thread silently lost one's step.
 from __future__ import annotations
 
 import base64
-import operator
 import os
 import pickle
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import ormsgpack
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, StateGraph
 
-import skillnb
+from lgkit import Log, log_graph, open_folder
 from skillnb.core.records import EventDraft
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.integrations.langgraph import SkillnbSaver
 from skillnb.run import Run
 
 CONFIG: Any = {"configurable": {"thread_id": "t"}}
-
-
-class Log(TypedDict):
-    items: Annotated[list[str], operator.add]
-
-
-def _append(state: Log) -> dict[str, Any]:
-    return {"items": [f"n{len(state['items'])}"]}
-
-
-def _graph(saver: Any) -> Any:
-    builder = StateGraph(Log)
-    builder.add_node("append", _append)
-    builder.add_edge(START, "append")
-    return builder.compile(checkpointer=saver)
-
-
-def _open(folder: Path) -> Run:
-    return skillnb.open_run(state_dir=folder, memory=False)
 
 
 def _last_checkpoint(run: Run) -> dict[str, Any]:
@@ -81,9 +61,9 @@ def _foreign(type_: str, payload: bytes) -> dict[str, Any]:
 
 
 def _thread_with(folder: Path, serde: Any, forged: dict[str, Any]) -> Run:
-    run = _open(folder)
+    run = open_folder(folder)
     with SkillnbSaver(run, serde=serde) as saver:
-        _graph(saver).invoke({"items": []}, CONFIG)
+        log_graph(saver).invoke({"items": []}, CONFIG)
     _forge(run, {**_last_checkpoint(run), **forged})
     return run
 
@@ -103,7 +83,7 @@ def test_a_stored_msgpack_constructor_is_never_called(tmp_path: Path) -> None:
     run = _thread_with(tmp_path / "run", JsonPlusSerializer(), {"checkpoint": evil})
     saver = SkillnbSaver(run, serde=JsonPlusSerializer())
     with saver, pytest.raises(StoreCorrupted, match="1ffffffff-forged"):
-        _graph(saver).get_state(CONFIG)
+        log_graph(saver).get_state(CONFIG)
     assert not sentinel.exists()
     run.store.close()
 
@@ -115,7 +95,7 @@ def test_a_stored_pickle_is_never_unpickled(tmp_path: Path) -> None:
     run = _thread_with(tmp_path / "run", serde, {"metadata": evil})
     saver = SkillnbSaver(run, serde=serde)
     with saver, pytest.raises(StoreCorrupted, match=r"1ffffffff-forged.*pickle"):
-        _graph(saver).get_state(CONFIG)
+        log_graph(saver).get_state(CONFIG)
     assert not sentinel.exists()
     run.store.close()
 
@@ -125,20 +105,20 @@ def test_the_default_serializer_refuses_a_foreign_leaf_too(tmp_path: Path) -> No
     evil = _foreign("pickle", pickle.dumps(_Shell(f"touch {sentinel}")))
     run = _thread_with(tmp_path / "run", None, {"metadata": evil})
     with SkillnbSaver(run) as saver, pytest.raises(StoreCorrupted, match="1ffffffff-forged"):
-        _graph(saver).get_state(CONFIG)
+        log_graph(saver).get_state(CONFIG)
     assert not sentinel.exists()
     run.store.close()
 
 
 @pytest.mark.timeout(60)
 def test_a_delta_naming_its_own_version_is_refused(tmp_path: Path) -> None:
-    run = _open(tmp_path / "run")
+    run = open_folder(tmp_path / "run")
     with SkillnbSaver(run) as saver:
-        _graph(saver).invoke({"items": []}, CONFIG)
+        log_graph(saver).invoke({"items": []}, CONFIG)
     data = _fresh_items(_last_checkpoint(run), lambda version: {"a": version, "add": ["x"]})
     _forge(run, data)
     with SkillnbSaver(run) as saver, pytest.raises(StoreCorrupted, match="loop"):
-        _graph(saver).get_state(CONFIG)
+        log_graph(saver).get_state(CONFIG)
     run.store.close()
 
 
@@ -166,13 +146,13 @@ def test_a_delta_naming_its_own_version_is_refused(tmp_path: Path) -> None:
 def test_a_malformed_checkpoint_is_named_in_a_clear_error(
     tmp_path: Path, forged: dict[str, Any]
 ) -> None:
-    run = _open(tmp_path / "run")
+    run = open_folder(tmp_path / "run")
     with SkillnbSaver(run) as saver:
-        _graph(saver).invoke({"items": []}, CONFIG)
+        log_graph(saver).invoke({"items": []}, CONFIG)
     data = _last_checkpoint(run)
     _forge(run, _fresh_items(data, forged["items"]) if "items" in forged else {**data, **forged})
     with SkillnbSaver(run) as saver:
-        graph = _graph(saver)
+        graph = log_graph(saver)
         with pytest.raises(StoreCorrupted, match="1ffffffff-forged"):
             graph.get_state(CONFIG)
         with pytest.raises(StoreCorrupted, match="1ffffffff-forged"):
@@ -184,23 +164,27 @@ _OTHER_PROCESS = """
 import sys
 import skillnb
 from skillnb.integrations.langgraph import SkillnbSaver
-sys.path.insert(0, sys.argv[2])
-from test_langgraph_reads import CONFIG, _graph
+sys.path[:0] = [sys.argv[2], sys.argv[3]]
+from lgkit import log_graph
+from test_langgraph_reads import CONFIG
 run = skillnb.open_run(state_dir=sys.argv[1], memory=False)
 with SkillnbSaver(run) as saver:
-    _graph(saver).invoke({"items": ["other"]}, CONFIG)
+    log_graph(saver).invoke({"items": ["other"]}, CONFIG)
 run.store.close()
 """
 
 
+_HERE = [str(Path(__file__).parent), str(Path(__file__).parents[1])]
+
+
 def test_two_processes_on_one_thread_get_a_conflict_not_a_lost_update(tmp_path: Path) -> None:
     folder = tmp_path / "run"
-    run = _open(folder)
+    run = open_folder(folder)
 
     def meanwhile(state: Log) -> dict[str, Any]:
         # This step read the thread; another process now runs a whole step on it.
         subprocess.run(
-            [sys.executable, "-c", _OTHER_PROCESS, str(folder), str(Path(__file__).parent)],
+            [sys.executable, "-c", _OTHER_PROCESS, str(folder), *_HERE],
             check=True,
             env={**os.environ},
         )
@@ -210,12 +194,17 @@ def test_two_processes_on_one_thread_get_a_conflict_not_a_lost_update(tmp_path: 
     builder.add_node("meanwhile", meanwhile)
     builder.add_edge(START, "meanwhile")
     with SkillnbSaver(run) as saver:
-        _graph(saver).invoke({"items": []}, CONFIG)
+        log_graph(saver).invoke({"items": []}, CONFIG)
         graph = builder.compile(checkpointer=saver)
         with pytest.raises(ConflictError, match="changed underneath") as caught:
             graph.invoke({"items": []}, CONFIG)
         assert caught.value.thread == "t"  # type: ignore[attr-defined]
         # The other process's step is the thread's head, and a retry builds on it.
         assert graph.get_state(CONFIG).values["items"] == ["n0", "other", "n2"]
-        assert _graph(saver).invoke({"items": []}, CONFIG)["items"] == ["n0", "other", "n2", "n3"]
+        assert log_graph(saver).invoke({"items": []}, CONFIG)["items"] == [
+            "n0",
+            "other",
+            "n2",
+            "n3",
+        ]
     run.store.close()
