@@ -98,7 +98,20 @@ export function runSection(run: IRunDescription): HTMLElement {
   ]);
 }
 
-/** Pending approvals with Approve and Reject buttons. */
+/**
+ * A request's text as its question (the first line) and its `key: value` lines, as the
+ * kernel's views show it (`skillnb.core.viewtext.question`): a LangGraph interrupt's message
+ * is its question, then one line per field.
+ */
+export function question(text: string): [string, string[]] {
+  const lines = text.split(/\r?\n|\r/).filter(line => line.trim() !== '');
+  return [lines[0] ?? '', lines.slice(1)];
+}
+
+/**
+ * Pending approvals with Approve and Reject buttons: each card's title is what the request
+ * asks (the gate's name when it asks nothing), then its gate, fields and time.
+ */
 export function pendingSection(
   pending: IPendingApproval[],
   handlers: IApprovalHandlers
@@ -121,7 +134,9 @@ export function pendingSection(
       attrs: { 'aria-label': `Reject ${item.gate}` }
     });
     reject.addEventListener('click', () => handlers.reject(item));
+    const [title, fields] = question(item.message);
     const where = [
+      title ? `gate ${item.gate}` : '',
       item.trigger ? `for ${item.trigger}` : '',
       item.state ? `in ${item.state}` : ''
     ]
@@ -131,10 +146,16 @@ export function pendingSection(
       'div',
       { className: 'jp-skillnb-card', data: { gate: item.gate } },
       [
-        h('div', { className: 'jp-skillnb-card-title', text: item.gate }),
+        h('div', {
+          className: 'jp-skillnb-card-title',
+          text: title || item.gate
+        }),
         where ? h('div', { className: 'jp-skillnb-muted', text: where }) : null,
-        item.message
-          ? h('div', { className: 'jp-skillnb-message', text: item.message })
+        fields.length
+          ? h('div', {
+              className: 'jp-skillnb-message',
+              text: fields.join('\n')
+            })
           : null,
         h('div', {
           className: 'jp-skillnb-muted',

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { parseDescription } from '../src/parse';
-import { threadLines, threadSection } from '../src/sections';
+import {
+  pendingSection,
+  question,
+  threadLines,
+  threadSection
+} from '../src/sections';
 import { FakeElement, installFakeDocument } from './fakes';
 
 const THREADS = [
@@ -127,5 +132,60 @@ describe('LangGraph thread section', () => {
       /interrupt in review .*<b>ship it\?<\/b>.* · waiting for approval/
     );
     assert.equal(threads[0].children[0].title, 'checkpoint cp-9');
+  });
+});
+
+describe('pending approvals', () => {
+  it('title a card with what the request asks, its fields below, the gate muted', () => {
+    installFakeDocument();
+    const handlers = { approve: () => undefined, reject: () => undefined };
+    const node = pendingSection(
+      [
+        {
+          id: 'a1',
+          gate: 'langgraph:weekly-brief:review',
+          trigger: null,
+          message: 'send the brief?\npages: 3\n\nto: team',
+          state: null,
+          requested_seq: 4,
+          requested_at: null
+        },
+        {
+          id: 'a2',
+          gate: 'sign_off',
+          trigger: 'publish',
+          message: '',
+          state: 'review',
+          requested_seq: 5,
+          requested_at: null
+        }
+      ],
+      handlers
+    ) as unknown as FakeElement;
+    const cards = node.findAll(el => el.className === 'jp-skillnb-card');
+    assert.equal(cards.length, 2);
+    const title = (card: FakeElement): string =>
+      card.findAll(el => el.className === 'jp-skillnb-card-title')[0]
+        .textContent;
+    const muted = (card: FakeElement): string[] =>
+      card
+        .findAll(el => el.className === 'jp-skillnb-muted')
+        .map(el => el.textContent);
+    assert.equal(title(cards[0]), 'send the brief?');
+    assert.equal(muted(cards[0])[0], 'gate langgraph:weekly-brief:review');
+    const body = cards[0].findAll(el => el.className === 'jp-skillnb-message');
+    assert.equal(body[0].textContent, 'pages: 3\nto: team');
+    assert.equal(title(cards[1]), 'sign_off');
+    assert.equal(muted(cards[1])[0], 'for publish in review');
+    assert.equal(
+      cards[1].findAll(el => el.className === 'jp-skillnb-message').length,
+      0
+    );
+  });
+
+  it('splits a question like the kernel does', () => {
+    assert.deepEqual(question(''), ['', []]);
+    assert.deepEqual(question('ok?'), ['ok?', []]);
+    assert.deepEqual(question('\nok?\n a: 1\n'), ['ok?', [' a: 1']]);
   });
 });
