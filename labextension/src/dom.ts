@@ -43,6 +43,21 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/**
+ * `text` as spans, with each `backticked` part (a command in a gate's reason) a `<code>`
+ * element: still text only, never parsed as HTML.
+ */
+export function coded(text: string): HTMLElement[] {
+  return text
+    .split(/(`[^`\n]+`)/)
+    .filter(part => part !== '')
+    .map(part =>
+      part.length > 2 && part.startsWith('`') && part.endsWith('`')
+        ? h('code', { text: part.slice(1, -1) })
+        : h('span', { text: part })
+    );
+}
+
 /** Clip `text` to `max` characters, with an ellipsis. */
 export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;

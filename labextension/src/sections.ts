@@ -2,7 +2,7 @@
  * The side panel's sections, one builder per part of `run.describe()`. Pure rendering:
  * each function takes data and returns DOM; buttons call the handlers they are given.
  */
-import { clip, h, when } from './dom';
+import { clip, coded, h, when } from './dom';
 import { gateReason, mark, resultStatus } from './marks';
 import { objectLines } from './values';
 import type {
@@ -58,7 +58,7 @@ function gateLine(
       text: ` ${gate.kind}, ${gate.severity}`
     }),
     message
-      ? h('div', { className: 'jp-skillnb-gate-message', text: message })
+      ? h('div', { className: 'jp-skillnb-gate-message' }, coded(message))
       : null
   ]);
 }

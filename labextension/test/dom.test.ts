@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { when } from '../src/dom';
+import { coded, when } from '../src/dom';
+import { FakeElement, installFakeDocument } from './fakes';
 
 describe('when', () => {
   const now = new Date(2026, 11, 1, 18, 39, 36);
@@ -23,5 +24,29 @@ describe('when', () => {
   it('keeps text it cannot read and says nothing for none', () => {
     assert.equal(when('not a time', now), 'not a time');
     assert.equal(when(null, now), '');
+  });
+});
+
+describe('coded', () => {
+  it('shows backticked commands as code, the rest as text, nothing as HTML', () => {
+    installFakeDocument();
+    const parts = coded(
+      'waiting for approval (<b>ok?</b>); approve with `%skillnb approve a` or `skillnb approve NB a`'
+    ) as unknown as FakeElement[];
+    assert.deepEqual(
+      parts.map(p => [p.tagName.toLowerCase(), p.textContent]),
+      [
+        ['span', 'waiting for approval (<b>ok?</b>); approve with '],
+        ['code', '%skillnb approve a'],
+        ['span', ' or '],
+        ['code', 'skillnb approve NB a']
+      ]
+    );
+    assert.deepEqual(
+      (coded('a lone ` tick') as unknown as FakeElement[]).map(
+        p => p.textContent
+      ),
+      ['a lone ` tick']
+    );
   });
 });

@@ -273,6 +273,54 @@ def test_rejection_then_a_new_request(make_run: Callable[..., Run]) -> None:
     assert run.state == "done"
 
 
+def test_a_rejected_request_asked_again_says_so_in_the_cell_and_the_view(
+    make_run: Callable[..., Run],
+) -> None:
+    run = make_run()
+    _to_reporting(run)
+    with pytest.raises(GateBlocked):
+        run.fire("publish")
+    run.reject("publish_ok", by="ana", note="too early; numbers missing")
+    with pytest.raises(GateBlocked) as info:
+        run.fire("publish")
+    [again] = run.pending()
+    said = info.value.report.results[0].message
+    assert said.startswith("rejected by ana: too early; numbers missing; asked again: ")
+    assert "waiting for approval (Publish the market report?)" in said
+    assert "run the step again" not in said
+    # the view's last report and its next transition agree with the pending request
+    view = run.describe()
+    [result] = view["last_report"]["results"]
+    [publish] = [n for n in view["next"] if n["trigger"] == "publish"]
+    assert result["passed"] is False
+    assert result["message"] == publish["gates"][0]["message"]
+    assert result["message"].startswith("waiting for approval (Publish the market report?)")
+    assert [p["id"] for p in view["pending"]] == [again.id]
+
+
+def test_an_approval_decided_after_the_check_shows_in_the_last_report(
+    make_run: Callable[..., Run],
+) -> None:
+    run = make_run()
+    _to_reporting(run)
+    with pytest.raises(GateBlocked):
+        run.fire("publish")
+    before = run.describe()["last_report"]
+    assert before["passed"] is False
+    assert before["results"][0]["message"].startswith("waiting for approval")  # it asked
+    run.approve("publish_ok", by="ana")
+    view = run.describe()
+    report = view["last_report"]
+    [publish] = [n for n in view["next"] if n["trigger"] == "publish"]
+    assert publish["status"] == "passing"
+    assert (report["passed"], report["results"][0]["passed"]) == (True, True)
+    assert report["results"][0]["message"] == "approved by ana"
+    assert report["version"] == before["version"]  # the check itself is the same one
+    run.fire("publish")
+    # in a later state the report is history again, as it was recorded
+    assert run.describe()["last_report"]["state"] == "reporting"
+
+
 def test_stale_approval_is_refused(make_run: Callable[..., Run]) -> None:
     run = make_run()
     _to_reporting(run)

@@ -16,7 +16,7 @@ from skillnb.core.state import state_entry_seq
 from skillnb.errors import ApprovalError
 from skillnb.service.journal import RunJournal
 
-__all__ = ["Approvals", "approval_message", "open_request", "pending_in"]
+__all__ = ["ASK_ANEW", "Approvals", "approval_message", "approval_status", "open_request", "pending_in"]
 
 
 def pending_in(state: RunState) -> list[Approval]:
@@ -47,6 +47,10 @@ def approval_message(spec: GateSpec) -> str:
     return spec.approval or spec.escalate or spec.description or f"approve {spec.name}"
 
 
+ASK_ANEW = "; run the step again to ask anew"
+"""How a rejected approval's reason ends."""
+
+
 def approval_status(state: RunState, spec: GateSpec) -> tuple[bool, str]:
     """Whether approval gate ``spec`` passes in ``state``, and why (an evaluation callback)."""
     request = open_request(state, spec.name)
@@ -61,7 +65,7 @@ def approval_status(state: RunState, spec: GateSpec) -> tuple[bool, str]:
         return True, f"approved by {request.decided_by}"
     if request.status == "rejected":
         note = f": {request.note}" if request.note else ""
-        return False, f"rejected by {request.decided_by}{note}; run the step again to ask anew"
+        return False, f"rejected by {request.decided_by}{note}{ASK_ANEW}"
     return False, f"waiting for approval ({message}); {how}"
 
 

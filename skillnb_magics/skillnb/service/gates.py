@@ -23,7 +23,12 @@ from skillnb.core.records import Approval, Event, EventDraft, GateReport, RunSta
 from skillnb.core.registry import Registry, default_registry
 from skillnb.core.state import state_entry_seq
 from skillnb.errors import GateBlocked, SkillnbError, TransitionNotAllowed
-from skillnb.service.approvals import approval_message, approval_status, open_request
+from skillnb.service.approvals import (
+    ASK_ANEW,
+    approval_message,
+    approval_status,
+    open_request,
+)
 from skillnb.service.drift import StaleGate, stale_gates
 from skillnb.service.journal import RunJournal
 from skillnb.service.steps import Steps
@@ -167,8 +172,10 @@ class Gates:
     ) -> None:
         journal = self.journal
         approvals = {s.name: s for s in specs if s.kind == "approval" or s.escalate}
+        asked_again: list[GateSpec] = []
 
         def make(state: RunState) -> list[EventDraft]:
+            asked_again.clear()
             drafts = [
                 journal.draft("gate.reported", key=key, report=report.model_dump(mode="json"))
             ]
@@ -180,6 +187,8 @@ class Gates:
                 request = open_request(state, spec.name)
                 if request is not None and request.status != "rejected":
                     continue
+                if request is not None and result.kind == "approval":
+                    asked_again.append(spec)
                 approval = Approval(
                     id=uuid.uuid4().hex[:10],
                     gate=spec.name,
@@ -193,6 +202,7 @@ class Gates:
             return drafts
 
         journal.commit(make)
+        _say_asked_again(report, asked_again, journal.state)
         for result in report.blocking:
             if result.kind == "approval" or result.escalated:
                 journal.remember("approval_requested", f"{key}: {result.gate} waits for approval")
@@ -457,6 +467,21 @@ class Gates:
             if open_ and approval.id not in consumed:
                 drafts.append(journal.draft("approval.expired", id=approval.id))
         return drafts
+
+
+def _say_asked_again(report: GateReport, specs: Sequence[GateSpec], state: RunState) -> None:
+    """Reword the reasons of approval gates whose rejected request was just asked again.
+
+    The evaluation said "rejected …; run the step again to ask anew", and this run of the
+    step did ask anew: the reason says both, and what waits now.
+    """
+    for spec in specs:
+        _, waiting = approval_status(state, spec)
+        for index, result in enumerate(report.results):
+            if result.gate == spec.name:
+                said = result.message.removesuffix(ASK_ANEW)
+                message = f"{said}; asked again: {waiting}"
+                report.results[index] = result.model_copy(update={"message": message})
 
 
 def _find_action(registry: Registry, ref: str, *, trusted: bool) -> Callable[..., Any] | None:

@@ -37,7 +37,8 @@ from skillnb.core.graph import to_mermaid
 from skillnb.core.records import Event, GateReport, GateResult, RunState
 from skillnb.core.state import describe_event
 from skillnb.core.viewindex import iso, view_index
-from skillnb.service.approvals import Approvals
+from skillnb.core.workflow import Workflow
+from skillnb.service.approvals import Approvals, approval_status
 from skillnb.service.gates import Gates
 from skillnb.service.owner import is_uncertain
 
@@ -59,6 +60,28 @@ def _result(r: GateResult) -> dict[str, Any]:
         "passed": r.passed,
         "message": r.message,
     }
+
+
+def _report_outcome(
+    report: GateReport, state: RunState, workflow: Workflow | None
+) -> dict[str, Any]:
+    """The last report's ``passed`` and ``results``; an approval gate's as its request stands now.
+
+    A report is what the gates said when they ran; an approval decided since (or a request
+    asked again after a rejection) changes what its approval gate says, without running
+    anything. In the state the report was made in, each approval gate shows the same status
+    and reason as ``next`` does, so the two never disagree; an earlier state's report stays
+    as it was (history).
+    """
+    results = [_result(r) for r in report.results]
+    if workflow is None or report.state != state.state:
+        return {"passed": report.passed, "results": results}
+    for shown in results:
+        spec = workflow.gates.get(shown["gate"])
+        if shown["kind"] == "approval" and spec is not None and spec.kind == "approval":
+            shown["passed"], shown["message"] = approval_status(state, spec)
+    passed = all(r["passed"] or r["severity"] != "block" for r in results)
+    return {"passed": passed, "results": results}
 
 
 def _status(report: GateReport, unknown: bool) -> str:
@@ -262,8 +285,7 @@ def describe(
             "version": last.version,
             "trigger": last.trigger,
             "state": last.state,
-            "passed": last.passed,
-            "results": [_result(r) for r in last.results],
+            **_report_outcome(last, state, workflow),
         },
         "history": fold_history(journal.history(_HISTORY_SCAN)),
         "profile": gates.profile,
