@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillnb.cli.main import main
-from skillnb.jupyter.identity import AmbiguousIdentity, follow, notebook_run_id
+from skillnb.jupyter.identity import AmbiguousIdentity, NotebookCopied, follow, notebook_run_id
 from skillnb.jupyter.notebook import apply_mirror
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
@@ -59,18 +59,29 @@ def test_a_notebook_moved_one_folder_down_or_sideways_is_bound(tmp_path: Path) -
         assert run.fact("budget") is not None
 
 
-def test_a_copy_starts_its_own_run_and_names_fork(tmp_path: Path) -> None:
+def files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` and its bytes (to tell that nothing was written there)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_copy_is_refused_naming_fork_and_new_run(tmp_path: Path) -> None:
     run_id = finished(tmp_path / "tickets.ipynb")
+    before = files(sidecar_dir_for(tmp_path / "tickets.ipynb"))
     shutil.copy(tmp_path / "tickets.ipynb", tmp_path / "copy.ipynb")
-    binding = follow(tmp_path / "copy.ipynb")
-    assert binding is not None
-    assert binding.kind == "copy"
-    assert binding.line == (
-        f"copy.ipynb is a copy of tickets.ipynb (both name run {run_id}): it starts its own "
-        "run; `skillnb fork tickets.ipynb NEW.ipynb` makes a copy that goes on from "
-        "tickets.ipynb's run instead"
+    with pytest.raises(NotebookCopied) as caught:
+        follow(tmp_path / "copy.ipynb")
+    assert isinstance(caught.value, AmbiguousIdentity)  # refused like every unsettled identity
+    assert caught.value.original == tmp_path / "tickets.ipynb"
+    assert caught.value.run_id == run_id
+    assert str(caught.value) == (
+        f"copy.ipynb is a copy of tickets.ipynb (run {run_id}); nothing is recorded until you "
+        "choose: go on with a copy of its run, `%skillnb fork-from tickets.ipynb` (as "
+        "`skillnb fork tickets.ipynb copy.ipynb`), or start fresh, `%skillnb new-run`"
     )
-    assert sidecar_dir_for(tmp_path / "tickets.ipynb").is_dir()  # the original's, untouched
+    output = caught.value.output()
+    assert output.badge == "⚠ SKILL.nb · copy.ipynb is a copy of tickets.ipynb"
+    assert not any("%resume" in line for line in output.lines)
+    assert files(sidecar_dir_for(tmp_path / "tickets.ipynb")) == before  # only read
     assert not sidecar_dir_for(tmp_path / "copy.ipynb").exists()
 
 
@@ -194,4 +205,9 @@ def test_a_command_on_a_renamed_notebook_names_the_sidecar_and_skillnb_mv(
     assert sidecar_dir_for(tmp_path / "tickets.ipynb").is_dir()  # a reader moves nothing
     shutil.copy("triage.ipynb", "tickets.ipynb")
     _, _, err = cli(capsys, "status", "triage.ipynb")
-    assert "`skillnb fork tickets.ipynb triage.ipynb` gives it a copy of that run" in err
+    assert err.strip() == (
+        "skillnb status: triage.ipynb is a copy of tickets.ipynb (both name the run recorded in "
+        ".skillnb/tickets) and has no run of its own yet. Go on with a copy of its run: "
+        "`skillnb fork tickets.ipynb triage.ipynb`, or start fresh: "
+        "`skillnb run triage.ipynb --new-run`"
+    )
