@@ -10,7 +10,7 @@ import pytest
 
 from skillnb.cli.main import main
 from skillnb.jupyter.identity import AmbiguousIdentity, NotebookCopied, follow, notebook_run_id
-from skillnb.jupyter.notebook import apply_mirror
+from skillnb.jupyter.notebook import apply_mirror, rebuild_run
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
 
@@ -211,3 +211,29 @@ def test_a_command_on_a_renamed_notebook_names_the_sidecar_and_skillnb_mv(
         "`skillnb fork tickets.ipynb triage.ipynb`, or start fresh: "
         "`skillnb run triage.ipynb --new-run`"
     )
+
+
+def test_a_copy_is_never_rebuilt_into_a_second_sidecar_of_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run_id = finished(tmp_path / "tickets.ipynb")
+    before = files(sidecar_dir_for(tmp_path / "tickets.ipynb"))
+    shutil.copy("tickets.ipynb", "copy.ipynb")
+    code, _, err = cli(capsys, "rebuild", "copy.ipynb")
+    assert code == 1
+    assert err.strip() == (
+        f"skillnb rebuild: copy.ipynb is a copy of tickets.ipynb (run {run_id}), whose sidecar "
+        "holds that run: nothing was rebuilt. Go on with a copy of its run: "
+        "`skillnb fork tickets.ipynb copy.ipynb`, or start fresh: "
+        "`skillnb run copy.ipynb --new-run`"
+    )
+    with pytest.raises(NotebookCopied):
+        rebuild_run(tmp_path / "copy.ipynb")
+    assert not sidecar_dir_for(tmp_path / "copy.ipynb").exists()
+    assert files(sidecar_dir_for(tmp_path / "tickets.ipynb")) == before
+    code, _, err = cli(capsys, "rebuild", "copy.ipynb", "--state-dir", "elsewhere")
+    assert code == 0, err  # asked for a folder of its own: the user's word
+    Path("tickets.ipynb").unlink()  # the original gone: the saved notebook is the way back
+    code, _, err = cli(capsys, "rebuild", "copy.ipynb")
+    assert code == 0, err

@@ -363,13 +363,12 @@ def _parameterize(nb: Any, pairs: list[list[str]] | None) -> Any:
 
 def _copy_refused(exc: NotebookCopied, notebook: Path) -> None:
     """Say that nothing ran in a copy, and the two ways on (paths as the user gave the copy)."""
-    beside = os.path.relpath(exc.original, exc.notebook.parent)
-    original = Path(os.path.normpath(notebook.parent / beside))
+    original = exc.original_as(notebook)
     fail(
-        f"{clean(notebook)} is a copy of {clean(original)} (run {exc.run_id}): nothing was run "
-        f"(it would do {clean(original.name)}'s work again, unasked). Go on with a copy of its "
-        f"run: `skillnb fork {clean(command_path(original))} {clean(command_path(notebook))}`, "
-        f"or start fresh: `skillnb run {clean(command_path(notebook))} --new-run`"
+        clean(
+            f"{notebook} is a copy of {original} (run {exc.run_id}): nothing was run (it would "
+            f"do {original.name}'s work again, unasked). {exc.commands(notebook)}"
+        )
     )
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "AmbiguousIdentity",
     "Binding",
     "NotebookCopied",
+    "copy_of",
     "follow",
     "move_sidecar",
     "notebook_run_id",
@@ -97,6 +98,21 @@ class NotebookCopied(AmbiguousIdentity):
             f"{self.what()}; nothing is recorded until you choose: go on with a copy of its "
             f"run, `%skillnb fork-from {original}` (as `skillnb fork {original} "
             f"{self.notebook.name}`), or start fresh, `%skillnb new-run`"
+        )
+
+    def original_as(self, notebook: Path) -> Path:
+        """The original's path written as the user wrote ``notebook`` (the copy's path)."""
+        beside = os.path.relpath(self.original, self.notebook.parent)
+        return Path(os.path.normpath(notebook.parent / beside))
+
+    def commands(self, notebook: Path) -> str:
+        """The two ways on from a shell, the copy's path written as the user gave it."""
+        from skillnb.core.shell import quoted
+
+        copy, original = quoted(str(notebook)), quoted(str(self.original_as(notebook)))
+        return (
+            f"Go on with a copy of its run: `skillnb fork {original} {copy}`, or start fresh: "
+            f"`skillnb run {copy} --new-run`"
         )
 
     def output(self) -> Output:
@@ -275,6 +291,28 @@ def follow(notebook: Path) -> Binding | None:
         move_sidecar(holders[0], own)
         return Binding("moved", run_id, notebook, owner_of(holders[0]), own)
     raise _many(notebook, run_id, holders)
+
+
+def copy_of(notebook: Path) -> NotebookCopied | None:
+    """Tell, reading only, whether ``notebook`` is a copy of one holding the run it names.
+
+    Returns:
+        The reason (as :func:`follow` would raise it), or ``None``: not a copy.
+
+    """
+    from skillnb.store.layout import sidecar_dir_for
+
+    notebook = notebook.resolve()
+    run_id = notebook_run_id(notebook) if notebook.is_file() else None
+    own = sidecar_dir_for(notebook)
+    if run_id is None or _holds_run(own):
+        return None
+    holders = _holding(run_id, notebook, own)
+    if len(holders) != 1 or not owner_of(holders[0]).exists():
+        return None
+    if notebook_run_id(owner_of(holders[0])) != run_id:
+        return None
+    return NotebookCopied(notebook, owner_of(holders[0]), run_id)
 
 
 def recorded_elsewhere(notebook: Path) -> Path | None:
