@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from shellkit import RaisingShell, cell
 
 from skillnb.cli.main import main
 from skillnb.jupyter.identity import AmbiguousIdentity, NotebookCopied, follow, notebook_run_id
@@ -237,3 +238,34 @@ def test_a_copy_is_never_rebuilt_into_a_second_sidecar_of_the_run(
     Path("tickets.ipynb").unlink()  # the original gone: the saved notebook is the way back
     code, _, err = cli(capsys, "rebuild", "copy.ipynb")
     assert code == 0, err
+
+
+def test_a_copy_in_a_shell_is_said_once_and_plain_cells_run_quietly(
+    bare_shell: RaisingShell, notebook: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = finished(notebook.with_name("report.ipynb"))
+    before = files(sidecar_dir_for(notebook.with_name("report.ipynb")))
+    shutil.copy(notebook.with_name("report.ipynb"), notebook)
+    bare_shell.run_line_magic("load_ext", "skillnb")
+    shown = [str(o["data"].get("text/plain", "")) for o in bare_shell.display_pub.outputs]
+    assert shown == [
+        "⚠ SKILL.nb · analysis.ipynb is a copy of report.ipynb\n"
+        "its saved outputs show report.ipynb's run; this notebook has no run of its own, and "
+        "nothing is recorded until you choose:\n"
+        "  %skillnb fork-from report.ipynb   go on with a copy of its run (or: skillnb fork "
+        "report.ipynb analysis.ipynb)\n"
+        "  %skillnb new-run   start fresh: a new run of its own"
+    ]
+    bare_shell.display_pub.outputs.clear()
+    cell(bare_shell, "total = 10_000")  # a plain cell: the suggestion hook looks for the run
+    assert bare_shell.user_ns["total"] == 10_000
+    assert bare_shell.display_pub.outputs == []  # said once, above: no hook warning
+    assert "Error in callback" not in capsys.readouterr().out
+    with pytest.raises(NotebookCopied, match=f"is a copy of report.ipynb \\(run {run_id}\\)"):
+        cell(bare_shell, "%resume")
+    assert not sidecar_dir_for(notebook).exists()
+    assert files(sidecar_dir_for(notebook.with_name("report.ipynb"))) == before
+    cell(bare_shell, "%skillnb fork-from report.ipynb")
+    cell(bare_shell, "%resume")
+    assert bare_shell.user_ns["budget"] == 5000
+    assert files(sidecar_dir_for(notebook.with_name("report.ipynb"))) == before
