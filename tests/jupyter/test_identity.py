@@ -269,3 +269,21 @@ def test_a_copy_in_a_shell_is_said_once_and_plain_cells_run_quietly(
     cell(bare_shell, "%resume")
     assert bare_shell.user_ns["budget"] == 5000
     assert files(sidecar_dir_for(notebook.with_name("report.ipynb"))) == before
+
+
+def test_fork_from_refuses_what_it_cannot_copy(ip: RaisingShell, notebook: Path) -> None:
+    from skillnb.errors import SkillnbError
+
+    finished(notebook.with_name("report.ipynb"))
+    notebook.with_name("empty.ipynb").write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []})
+    )
+    with pytest.raises(SkillnbError, match=r"no notebook 'gone\.ipynb'"):
+        cell(ip, "%skillnb fork-from gone.ipynb")
+    with pytest.raises(SkillnbError, match="no run to fork"):
+        cell(ip, "%skillnb fork-from empty.ipynb")
+    cell(ip, "%%formalize mine\n1")  # this notebook's own run
+    with pytest.raises(SkillnbError, match="has a run of its own already"):
+        cell(ip, "%skillnb fork-from report.ipynb")
+    with open_run(notebook) as run:
+        assert set(run.facts) == {"mine"}
