@@ -465,7 +465,8 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Execute NOTEBOOK in a fresh kernel; exit 0 finished, 3 waiting (a blocked gate or "
             "an approval), 4 finished but a gate that passed when its transition fired fails "
             "now that a fact it read changed (the transition stands and does not fire again), "
-            "1 error."
+            "5 nothing ran because NOTEBOOK is a copy of another notebook that holds its run "
+            "(`skillnb fork ORIGINAL NOTEBOOK` or --new-run), 1 error."
         ),
     )
     run.add_argument("notebook", type=Path, metavar="NOTEBOOK")
