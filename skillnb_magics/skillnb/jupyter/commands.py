@@ -172,15 +172,15 @@ def _new_run(session: NotebookSession, _args: argparse.Namespace) -> Output:
     except SkillnbError:  # e.g. a copy of another notebook's run: it has none of its own
         had = False
     run = session.new_run()
-    before = "the previous run was set aside; " if had else ""
-    lines = [f"{before}run {run.id} is at version {run.version}"]
+    before = "the previous run was set aside; this one" if had else "a run of its own, here,"
+    lines = [f"{before} is at version {run.version}"]
     return Output("new-run", "ok", "new run started", lines)
 
 
 def _fork_from(session: NotebookSession, args: argparse.Namespace) -> Output:
     run, original = session.fork_from(args.notebook)
     lines = [
-        f"this notebook goes on from {original.name}'s run {run.id} at version {run.version}; "
+        f"this notebook goes on from {original.name}'s run at version {run.version}; "
         "from here on the two runs go their own ways",
         "%resume puts its facts into the namespace",
     ]
