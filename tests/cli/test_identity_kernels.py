@@ -104,16 +104,20 @@ def test_a_renamed_notebook_goes_on_with_its_run_in_every_client(
         assert run.state == "done"
 
 
-def test_a_copy_starts_its_own_run_and_says_so(
+def test_a_copy_labels_nothing_again_until_a_new_run_is_asked_for(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tickets = finished_tickets(tmp_path, capsys)
     copy = tmp_path / "copy.ipynb"
     shutil.copy(tickets, copy)
-    code, out, err = cli(capsys, "run", copy)
-    assert code == 3, err  # its own run, which asks its own approval
-    assert out.splitlines()[0].startswith("copy.ipynb is a copy of tickets.ipynb (both name run ")
-    assert "`skillnb fork tickets.ipynb NEW.ipynb`" in out.splitlines()[0]
+    code, _out, err = cli(capsys, "run", copy)
+    assert code == 5  # nothing ran: the original's tickets are not labelled again
+    assert f"{copy} is a copy of {tickets} (run " in err
+    assert f"`skillnb fork {tickets} {copy}`" in err
+    assert labels(tmp_path) == 40
+    code, _, err = cli(capsys, "run", copy, "--new-run")
+    assert code == 3, err  # its own run, asked for, which asks its own approval
+    assert labels(tmp_path) == 80
     with open_run(tickets) as original, open_run(copy) as own:
         assert original.id != own.id
         assert original.state == "done"

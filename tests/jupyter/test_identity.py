@@ -7,10 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from shellkit import RaisingShell, cell
 
 from skillnb.cli.main import main
-from skillnb.jupyter.identity import AmbiguousIdentity, follow, notebook_run_id
-from skillnb.jupyter.notebook import apply_mirror
+from skillnb.jupyter.identity import AmbiguousIdentity, NotebookCopied, follow, notebook_run_id
+from skillnb.jupyter.notebook import apply_mirror, rebuild_run
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
 
@@ -59,18 +60,29 @@ def test_a_notebook_moved_one_folder_down_or_sideways_is_bound(tmp_path: Path) -
         assert run.fact("budget") is not None
 
 
-def test_a_copy_starts_its_own_run_and_names_fork(tmp_path: Path) -> None:
+def files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` and its bytes (to tell that nothing was written there)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_copy_is_refused_naming_fork_and_new_run(tmp_path: Path) -> None:
     run_id = finished(tmp_path / "tickets.ipynb")
+    before = files(sidecar_dir_for(tmp_path / "tickets.ipynb"))
     shutil.copy(tmp_path / "tickets.ipynb", tmp_path / "copy.ipynb")
-    binding = follow(tmp_path / "copy.ipynb")
-    assert binding is not None
-    assert binding.kind == "copy"
-    assert binding.line == (
-        f"copy.ipynb is a copy of tickets.ipynb (both name run {run_id}): it starts its own "
-        "run; `skillnb fork tickets.ipynb NEW.ipynb` makes a copy that goes on from "
-        "tickets.ipynb's run instead"
+    with pytest.raises(NotebookCopied) as caught:
+        follow(tmp_path / "copy.ipynb")
+    assert isinstance(caught.value, AmbiguousIdentity)  # refused like every unsettled identity
+    assert caught.value.original == tmp_path / "tickets.ipynb"
+    assert caught.value.run_id == run_id
+    assert str(caught.value) == (
+        f"copy.ipynb is a copy of tickets.ipynb (run {run_id}); nothing is recorded until you "
+        "choose: go on with a copy of its run, `%skillnb fork-from tickets.ipynb` (as "
+        "`skillnb fork tickets.ipynb copy.ipynb`), or start fresh, `%skillnb new-run`"
     )
-    assert sidecar_dir_for(tmp_path / "tickets.ipynb").is_dir()  # the original's, untouched
+    output = caught.value.output()
+    assert output.badge == "⚠ SKILL.nb · copy.ipynb is a copy of tickets.ipynb"
+    assert not any("%resume" in line for line in output.lines)
+    assert files(sidecar_dir_for(tmp_path / "tickets.ipynb")) == before  # only read
     assert not sidecar_dir_for(tmp_path / "copy.ipynb").exists()
 
 
@@ -194,4 +206,84 @@ def test_a_command_on_a_renamed_notebook_names_the_sidecar_and_skillnb_mv(
     assert sidecar_dir_for(tmp_path / "tickets.ipynb").is_dir()  # a reader moves nothing
     shutil.copy("triage.ipynb", "tickets.ipynb")
     _, _, err = cli(capsys, "status", "triage.ipynb")
-    assert "`skillnb fork tickets.ipynb triage.ipynb` gives it a copy of that run" in err
+    assert err.strip() == (
+        "skillnb status: triage.ipynb is a copy of tickets.ipynb (both name the run recorded in "
+        ".skillnb/tickets) and has no run of its own yet. Go on with a copy of its run: "
+        "`skillnb fork tickets.ipynb triage.ipynb`, or start fresh: "
+        "`skillnb run triage.ipynb --new-run`"
+    )
+
+
+def test_a_copy_is_never_rebuilt_into_a_second_sidecar_of_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run_id = finished(tmp_path / "tickets.ipynb")
+    before = files(sidecar_dir_for(tmp_path / "tickets.ipynb"))
+    shutil.copy("tickets.ipynb", "copy.ipynb")
+    code, _, err = cli(capsys, "rebuild", "copy.ipynb")
+    assert code == 1
+    assert err.strip() == (
+        f"skillnb rebuild: copy.ipynb is a copy of tickets.ipynb (run {run_id}), whose sidecar "
+        "holds that run: nothing was rebuilt. Go on with a copy of its run: "
+        "`skillnb fork tickets.ipynb copy.ipynb`, or start fresh: "
+        "`skillnb run copy.ipynb --new-run`"
+    )
+    with pytest.raises(NotebookCopied):
+        rebuild_run(tmp_path / "copy.ipynb")
+    assert not sidecar_dir_for(tmp_path / "copy.ipynb").exists()
+    assert files(sidecar_dir_for(tmp_path / "tickets.ipynb")) == before
+    code, _, err = cli(capsys, "rebuild", "copy.ipynb", "--state-dir", "elsewhere")
+    assert code == 0, err  # asked for a folder of its own: the user's word
+    Path("tickets.ipynb").unlink()  # the original gone: the saved notebook is the way back
+    code, _, err = cli(capsys, "rebuild", "copy.ipynb")
+    assert code == 0, err
+
+
+def test_a_copy_in_a_shell_is_said_once_and_plain_cells_run_quietly(
+    bare_shell: RaisingShell, notebook: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_id = finished(notebook.with_name("report.ipynb"))
+    before = files(sidecar_dir_for(notebook.with_name("report.ipynb")))
+    shutil.copy(notebook.with_name("report.ipynb"), notebook)
+    bare_shell.run_line_magic("load_ext", "skillnb")
+    shown = [str(o["data"].get("text/plain", "")) for o in bare_shell.display_pub.outputs]
+    assert shown == [
+        "⚠ SKILL.nb · analysis.ipynb is a copy of report.ipynb\n"
+        "its saved outputs show report.ipynb's run; this notebook has no run of its own, and "
+        "nothing is recorded until you choose:\n"
+        "  %skillnb fork-from report.ipynb   go on with a copy of its run (or: skillnb fork "
+        "report.ipynb analysis.ipynb)\n"
+        "  %skillnb new-run   start fresh: a new run of its own"
+    ]
+    bare_shell.display_pub.outputs.clear()
+    cell(bare_shell, "total = 10_000")  # a plain cell: the suggestion hook looks for the run
+    assert bare_shell.user_ns["total"] == 10_000
+    assert bare_shell.display_pub.outputs == []  # said once, above: no hook warning
+    assert "Error in callback" not in capsys.readouterr().out
+    with pytest.raises(NotebookCopied, match=f"is a copy of report.ipynb \\(run {run_id}\\)"):
+        cell(bare_shell, "%resume")
+    assert not sidecar_dir_for(notebook).exists()
+    assert files(sidecar_dir_for(notebook.with_name("report.ipynb"))) == before
+    cell(bare_shell, "%skillnb fork-from report.ipynb")
+    cell(bare_shell, "%resume")
+    assert bare_shell.user_ns["budget"] == 5000
+    assert files(sidecar_dir_for(notebook.with_name("report.ipynb"))) == before
+
+
+def test_fork_from_refuses_what_it_cannot_copy(ip: RaisingShell, notebook: Path) -> None:
+    from skillnb.errors import SkillnbError
+
+    finished(notebook.with_name("report.ipynb"))
+    notebook.with_name("empty.ipynb").write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []})
+    )
+    with pytest.raises(SkillnbError, match=r"no notebook 'gone\.ipynb'"):
+        cell(ip, "%skillnb fork-from gone.ipynb")
+    with pytest.raises(SkillnbError, match="no run to fork"):
+        cell(ip, "%skillnb fork-from empty.ipynb")
+    cell(ip, "%%formalize mine\n1")  # this notebook's own run
+    with pytest.raises(SkillnbError, match="has a run of its own already"):
+        cell(ip, "%skillnb fork-from report.ipynb")
+    with open_run(notebook) as run:
+        assert set(run.facts) == {"mine"}

@@ -25,6 +25,7 @@ from skillnb.cli.target import (
     target_folder,
 )
 from skillnb.core.state import describe_event
+from skillnb.errors import SkillnbError
 
 __all__ = ["add_commands"]
 
@@ -166,6 +167,26 @@ def reject_command(args: argparse.Namespace) -> int:
     return _decide(args, "rejected")
 
 
+def _refuse_copy(notebook: Path) -> None:
+    """Refuse to rebuild a copy's outputs into a second sidecar of the original's run.
+
+    Raises:
+        SkillnbError: ``notebook`` is a copy of a notebook that holds the run it names.
+
+    """
+    from skillnb.jupyter.identity import copy_of
+
+    copied = copy_of(notebook)
+    if copied is None:
+        return
+    raise SkillnbError(
+        clean(
+            f"{notebook} is a copy of {copied.original_as(notebook)} (run {copied.run_id}), "
+            f"whose sidecar holds that run: nothing was rebuilt. {copied.commands(notebook)}"
+        )
+    )
+
+
 def rebuild_command(args: argparse.Namespace) -> int:
     """Rebuild the run from the notebook's saved outputs and metadata mirror."""
     from skillnb.jupyter.notebook_rebuild import rebuild_run
@@ -173,6 +194,8 @@ def rebuild_command(args: argparse.Namespace) -> int:
     notebook: Path = args.notebook
     if not notebook.is_file():
         raise UsageError(f"{notebook}: no such notebook")
+    if args.state_dir is None:
+        _refuse_copy(notebook)
     with rebuild_run(notebook, state_dir=args.state_dir, workflow=args.workflow) as run:
         rebuilt = next((e for e in reversed(run.history(5)) if e.type == "run.rebuilt"), None)
         data = rebuilt.data if rebuilt is not None else {}

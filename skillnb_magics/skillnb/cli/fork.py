@@ -1,11 +1,13 @@
 """``skillnb fork SRC.ipynb DST.ipynb``: give a copy of a notebook a copy of its run (edge).
 
-A duplicated notebook starts its own run (its sidecar is named after it). When the copy
-should go on from where the original stands instead, ``fork`` copies the original's sidecar
-folder beside the copy, and the notebook itself when ``DST`` does not exist yet. The copy
-keeps the run's history and id; from then on the two runs go their own ways. Nothing is
-overwritten: a ``DST`` that already has a run is refused, and so is a sidecar holding a
-symbolic link (nothing is read through one).
+A duplicated notebook has no run of its own (its sidecar is named after it) and refuses to
+take, or redo, the original's until told which (see :mod:`skillnb.jupyter.identity`). When
+the copy should go on from where the original stands, ``fork`` copies the original's sidecar
+folder beside the copy (:mod:`skillnb.store.fork`: under the original's lock, whole or not at
+all), and the notebook itself when ``DST`` does not exist yet. The copy keeps the run's
+history and id; from then on the two runs go their own ways. Nothing is overwritten: a
+``DST`` that already has a run is refused, and so is a sidecar holding a symbolic link
+(nothing is read through one).
 """
 
 from __future__ import annotations
@@ -17,22 +19,13 @@ from typing import Any
 
 from skillnb.cli.output import emit
 from skillnb.cli.target import UsageError, clean, command_path
-from skillnb.errors import UnsafePath
 
 __all__ = ["add_commands", "fork_command"]
-
-_LEFT_BEHIND = ("lock",)
-"""Files that belong to the process holding the original, not to the run."""
-
-
-def _refuse_links(folder: Path) -> None:
-    for path in folder.rglob("*"):
-        if path.is_symlink():
-            raise UnsafePath(path, "a symbolic link inside a sidecar is never followed")
 
 
 def fork_command(args: argparse.Namespace) -> int:
     """Copy the run (and the notebook, when ``DST`` is missing) from ``SRC`` to ``DST``."""
+    from skillnb.store.fork import fork_sidecar, holds_run
     from skillnb.store.layout import sidecar_dir_for
 
     source: Path = args.source
@@ -40,16 +33,14 @@ def fork_command(args: argparse.Namespace) -> int:
     if source.suffix != ".ipynb" or target.suffix != ".ipynb":
         raise UsageError("give two notebooks: skillnb fork SRC.ipynb DST.ipynb")
     origin = sidecar_dir_for(source)
-    if not (origin / "journal.jsonl").is_file() and not (origin / "snapshot.json").is_file():
+    if not holds_run(origin):
         raise UsageError(f"{source}: no run to fork (nothing in {origin})")
     copy = sidecar_dir_for(target)
     if copy.exists():
         raise UsageError(f"{target}: it has a run already ({copy}); nothing was copied")
     if not target.parent.is_dir():
         raise UsageError(f"{target.parent}: no such folder")
-    _refuse_links(origin)
-    copy.parent.mkdir(mode=0o700, exist_ok=True)
-    shutil.copytree(origin, copy, ignore=shutil.ignore_patterns(*_LEFT_BEHIND))
+    fork_sidecar(origin, copy)
     copied_notebook = not target.exists() and source.is_file()
     if copied_notebook:
         shutil.copy2(source, target)

@@ -18,7 +18,10 @@ but a gate that passed when its transition fired fails now, because a fact it re
 since (e.g. ``-p budget 30000`` after ``publish`` fired with 6000: each such gate is named
 with the values then and now; the step does not fire again, see
 :mod:`skillnb.service.drift`); 1 any other error (a cell raised, a timeout, the kernel
-died). Each ends with a one-line reason.
+died); 5 nothing ran, because the notebook is a copy of another notebook that still holds
+the run both name (a file browser's *Duplicate*): running it would do the original's work
+again under a new run, unasked. ``skillnb fork ORIGINAL COPY`` gives the copy a copy of the
+run, ``--new-run`` starts a fresh one. Each ends with a one-line reason.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean, command_path
 from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
-from skillnb.jupyter.identity import NEW_RUN_ENV
+from skillnb.jupyter.identity import NEW_RUN_ENV, NotebookCopied
 from skillnb.jupyter.notebook_file import load_notebook
 from skillnb.service.wait import wait_seconds
 from skillnb.skillmemory import default_home
@@ -45,7 +48,14 @@ from skillnb.skillmemory import default_home
 if TYPE_CHECKING:
     from skillnb.run import Run
 
-__all__ = ["EXIT_STALE", "EXIT_WAITING", "add_commands", "kernel_env", "run_command"]
+__all__ = [
+    "EXIT_COPY",
+    "EXIT_STALE",
+    "EXIT_WAITING",
+    "add_commands",
+    "kernel_env",
+    "run_command",
+]
 
 EXIT_FINISHED = 0
 EXIT_ERROR = 1
@@ -53,6 +63,8 @@ EXIT_WAITING = 3
 """Stopped on a blocked gate or a pending approval: decide, then run again."""
 EXIT_STALE = 4
 """Finished, but a fired transition's gate fails now that a fact it read changed."""
+EXIT_COPY = 5
+"""Nothing ran: the notebook is a copy of one that holds its run (fork it, or ``--new-run``)."""
 
 _BLOCKED_NAMES = ("GateBlocked", "WaitingForApproval")
 _DROPPED_ENV = ("JPY_SESSION_NAME",)  # a caller inside Jupyter must not point the kernel elsewhere
@@ -349,11 +361,23 @@ def _parameterize(nb: Any, pairs: list[list[str]] | None) -> Any:
     return nb
 
 
-def _identity(notebook: Path, *, new_run: bool) -> dict[str, str]:
+def _copy_refused(exc: NotebookCopied, notebook: Path) -> None:
+    """Say that nothing ran in a copy, and the two ways on (paths as the user gave the copy)."""
+    original = exc.original_as(notebook)
+    fail(
+        clean(
+            f"{notebook} is a copy of {original} (run {exc.run_id}): nothing was run (it would "
+            f"do {original.name}'s work again, unasked). {exc.commands(notebook)}"
+        )
+    )
+
+
+def _identity(notebook: Path, *, new_run: bool) -> dict[str, str] | None:
     """Bind a renamed or moved notebook to its run first, saying so in one line.
 
     Returns:
         The kernel's extra environment: ``--new-run`` tells the kernel not to bind.
+        ``None``: the notebook is a copy of another notebook's run, nothing may run (said).
 
     Raises:
         AmbiguousIdentity: two notebooks may own the run (the message says how to settle it).
@@ -364,16 +388,23 @@ def _identity(notebook: Path, *, new_run: bool) -> dict[str, str]:
     if team_run_name(notebook) is None:
         from skillnb.jupyter.identity import follow
 
-        binding = follow(notebook)
+        try:
+            binding = follow(notebook)
+        except NotebookCopied as exc:
+            _copy_refused(exc, notebook)
+            return None
         if binding is not None:
             emit(binding.line)
     return {}
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """Execute the notebook; write it back with the mirror; exit 0, 3 or 1 (see module docs)."""
-    import nbformat
+def _checked(args: argparse.Namespace) -> Path:
+    """Check ``skillnb run``'s arguments; return where the executed notebook goes.
 
+    Raises:
+        UsageError: no such notebook, a timeout that is not positive, or no folder for OUT.
+
+    """
     notebook: Path = args.notebook
     if not notebook.is_file():
         raise UsageError(f"{notebook}: no such notebook")
@@ -382,8 +413,19 @@ def run_command(args: argparse.Namespace) -> int:
     out: Path = args.output if args.output is not None else notebook
     if not out.parent.is_dir():
         raise UsageError(f"{out.parent}: no such folder for the executed notebook")
+    return out
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Execute the notebook; write it back with the mirror; exit 0, 1, 3, 4 or 5 (module docs)."""
+    import nbformat
+
+    notebook: Path = args.notebook
+    out = _checked(args)
     load_notebook(notebook)  # a clear one-line error for a file that is not a notebook
     extra = _identity(notebook, new_run=bool(getattr(args, "new_run", False)))
+    if extra is None:
+        return EXIT_COPY
     profile: str | None = args.profile
     _open_after(notebook, profile)  # an existing run refuses a profile its workflow lacks
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]  # untyped
@@ -423,7 +465,8 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
             "Execute NOTEBOOK in a fresh kernel; exit 0 finished, 3 waiting (a blocked gate or "
             "an approval), 4 finished but a gate that passed when its transition fired fails "
             "now that a fact it read changed (the transition stands and does not fire again), "
-            "1 error."
+            "5 nothing ran because NOTEBOOK is a copy of another notebook that holds its run "
+            "(`skillnb fork ORIGINAL NOTEBOOK` or --new-run), 1 error."
         ),
     )
     run.add_argument("notebook", type=Path, metavar="NOTEBOOK")

@@ -163,16 +163,17 @@ def _recorded_elsewhere(notebook: Path) -> None:
     if holder is None:
         return
     old, holder = Path(os.path.relpath(owner_of(holder))), Path(os.path.relpath(holder))
-    state = "gone" if not old.exists() else "still there: a copy"
-    raise SkillnbError(
-        f"{notebook}: no run under its name yet, but its metadata names the run recorded in "
-        f"{holder} for {old.name} ({state}); "
-        + (
+    if not old.exists():
+        raise SkillnbError(
+            f"{notebook}: no run under its name yet, but its metadata names the run recorded in "
+            f"{holder} for {old.name} (gone); "
             f"`skillnb mv {command_path(old)} {command_path(notebook)}` binds it"
-            if not old.exists()
-            else f"`skillnb fork {command_path(old)} {command_path(notebook)}` gives it a copy of "
-            "that run"
         )
+    raise SkillnbError(
+        f"{notebook} is a copy of {old} (both name the run recorded in {holder}) and has no run "
+        f"of its own yet. Go on with a copy of its run: `skillnb fork {command_path(old)} "
+        f"{command_path(notebook)}`, or start fresh: `skillnb run {command_path(notebook)} "
+        "--new-run`"
     )
 
 

@@ -4,7 +4,9 @@ With a recorded run, a short resume banner (state, last operation, pending appro
 uncertain steps, batch progress, the skill memory's last operation). Without one, a line
 saying where the run will live (nothing when no notebook is known yet: the first magic that
 needs the run says how to name it), a hint when the saved notebook shows a run whose sidecar is
-gone, or a warning when its ``metadata["skillnb"]`` is malformed (never evaluated).
+gone, or a warning when its ``metadata["skillnb"]`` is malformed (never evaluated). A copy of
+another notebook that still holds the run both name says so, with the ways on, and never
+suggests ``%resume`` (which would take the other notebook's run).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.display import Output
+from skillnb.jupyter.identity import NEW_RUN_ENV, NotebookCopied
 from skillnb.jupyter.session import NoRunLocation
 
 if TYPE_CHECKING:
@@ -31,12 +34,14 @@ def startup_output(session: NotebookSession) -> Output | None:
     except NoRunLocation:
         # Not yet: `%skillnb use` may follow; the first magic that needs the run says so.
         return None
+    except NotebookCopied as exc:  # a duplicate: neither this run nor the original's
+        return exc.output()
     except SkillnbError as exc:  # e.g. a run two notebooks may own: refused, said here
         return Output("status", "error", "⛔ SKILL.nb: cannot open the run", [str(exc)])
     try:
         if session.run_exists():
             return _resume_banner(session, quiet)
-        if kind == "notebook" and path.exists():
+        if kind == "notebook" and path.exists() and not session.env.get(NEW_RUN_ENV):
             hint = _saved_run_hint(session, path)
             if hint is not None:
                 return hint

@@ -167,9 +167,24 @@ def _use(session: NotebookSession, args: argparse.Namespace) -> Output:
 
 
 def _new_run(session: NotebookSession, _args: argparse.Namespace) -> Output:
+    try:
+        had = session.run_exists()
+    except SkillnbError:  # e.g. a copy of another notebook's run: it has none of its own
+        had = False
     run = session.new_run()
-    lines = [f"the previous run was set aside; this one is at version {run.version}"]
+    before = "the previous run was set aside; this one" if had else "a run of its own, here,"
+    lines = [f"{before} is at version {run.version}"]
     return Output("new-run", "ok", "new run started", lines)
+
+
+def _fork_from(session: NotebookSession, args: argparse.Namespace) -> Output:
+    run, original = session.fork_from(args.notebook)
+    lines = [
+        f"this notebook goes on from {original.name}'s run at version {run.version}; "
+        "from here on the two runs go their own ways",
+        "%resume puts its facts into the namespace",
+    ]
+    return Output("fork", "ok", f"forked the run of {original.name}", lines)
 
 
 def _restore(session: NotebookSession, _args: argparse.Namespace) -> Output:
@@ -246,6 +261,9 @@ def _build() -> tuple[MagicArgumentParser, dict[str, Command]]:
     p.add_argument("--name", metavar="NAME", help="the run's name in the team store")
     add("new-run", _new_run, "set the current run aside and start a new one")
     add("restore", _restore, "write back the run this kernel holds after its sidecar went away")
+    add(
+        "fork-from", _fork_from, "give this notebook a copy of another notebook's run"
+    ).add_argument("notebook", metavar="NOTEBOOK.ipynb")
     add("clear", _clear, "declare an uncertain step resolved").add_argument("step")
     add("milestone", _milestone, "record a named checkpoint").add_argument("name")
     return parser, table

@@ -9,9 +9,12 @@ opened:
   reach* holds the run it names while the notebook that sidecar is named after is gone. The
   sidecar is moved to the notebook's name (under its writer lock, the folder fsynced) and a
   :class:`Binding` says so in one line.
-- **copied**: that notebook is still there and names the same run. The copy starts its own
-  run, as documented; the :class:`Binding` says so, with ``skillnb fork`` as the way to give
-  the copy a copy of the run instead.
+- **copied**: that notebook is still there and names the same run (a file browser's
+  *Duplicate*, ``cp``). Nothing is opened, rebuilt or written, in the copy's folder or the
+  original's: :class:`NotebookCopied` says so and names the two ways on, a copy of the
+  original's run (``skillnb fork`` / ``%skillnb fork-from``) or a new run
+  (``%skillnb new-run`` / ``skillnb run --new-run``). A copy never re-does the original's
+  work, nor takes its run, without being told to.
 - **ambiguous**: several sidecars hold the run, or the notebook's own sidecar holds another
   run while the one it names sits under a missing notebook's name, or the sidecar's notebook
   is there but names another run. Nothing is chosen: :class:`AmbiguousIdentity` names both
@@ -31,14 +34,19 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from skillnb.errors import SkillnbError
+
+if TYPE_CHECKING:
+    from skillnb.jupyter.display import Output
 
 __all__ = [
     "NEW_RUN_ENV",
     "AmbiguousIdentity",
     "Binding",
+    "NotebookCopied",
+    "copy_of",
     "follow",
     "move_sidecar",
     "notebook_run_id",
@@ -67,12 +75,68 @@ class AmbiguousIdentity(SkillnbError):
         """The other notebooks (or sidecar folders) the run could belong to."""
 
 
+class NotebookCopied(AmbiguousIdentity):
+    """The notebook is a copy of another one that still holds the run both name."""
+
+    def __init__(self, notebook: Path, original: Path, run_id: str) -> None:
+        self.notebook = notebook
+        self.original = original
+        """The notebook the copy was made from (its sidecar holds the run)."""
+        self.run_id = run_id
+        """The run both notebooks name."""
+        super().__init__(self._text(), notebook, [original])
+
+    def what(self, base: Path | None = None, *, run: bool = True) -> str:
+        """``copy.ipynb is a copy of report.ipynb (run X)``, paths shown from ``base``."""
+        here = self.notebook.parent if base is None else base
+        which = f" (run {self.run_id})" if run else ""
+        return f"{_shown(self.notebook, here)} is a copy of {_shown(self.original, here)}{which}"
+
+    def _text(self) -> str:
+        original = _shown(self.original, self.notebook.parent)
+        return (
+            f"{self.what()}; nothing is recorded until you choose: go on with a copy of its "
+            f"run, `%skillnb fork-from {original}` (as `skillnb fork {original} "
+            f"{self.notebook.name}`), or start fresh, `%skillnb new-run`"
+        )
+
+    def original_as(self, notebook: Path) -> Path:
+        """The original's path written as the user wrote ``notebook`` (the copy's path)."""
+        beside = os.path.relpath(self.original, self.notebook.parent)
+        return Path(os.path.normpath(notebook.parent / beside))
+
+    def commands(self, notebook: Path) -> str:
+        """The two ways on from a shell, the copy's path written as the user gave it."""
+        from skillnb.core.shell import quoted
+
+        copy, original = quoted(str(notebook)), quoted(str(self.original_as(notebook)))
+        return (
+            f"Go on with a copy of its run: `skillnb fork {original} {copy}`, or start fresh: "
+            f"`skillnb run {copy} --new-run`"
+        )
+
+    def output(self) -> Output:
+        """What a kernel shows (the greeting, once): what the notebook is and the ways on."""
+        from skillnb.jupyter.display import Output
+
+        original = _shown(self.original, self.notebook.parent)
+        lines = [
+            f"its saved outputs show {original}'s run; this notebook has no run of its own, "
+            "and nothing is recorded until you choose:",
+            f"  %skillnb fork-from {original}   go on with a copy of its run "
+            f"(or: skillnb fork {original} {self.notebook.name})",
+            "  %skillnb new-run   start fresh: a new run of its own",
+        ]
+        # no run id: a display's text is deterministic (nbval compares it)
+        return Output("identity", "warning", f"⚠ SKILL.nb · {self.what(run=False)}", lines)
+
+
 @dataclass(frozen=True)
 class Binding:
     """What :func:`follow` did (or found) for one notebook."""
 
-    kind: Literal["moved", "copy"]
-    """``moved``: the sidecar was moved to the notebook's name; ``copy``: a new run starts."""
+    kind: Literal["moved"]
+    """``moved``: the sidecar was moved to the notebook's name."""
     run_id: str
     """The run the notebook names."""
     notebook: Path
@@ -86,15 +150,9 @@ class Binding:
     def line(self) -> str:
         """The one line that says what happened."""
         old = _shown(self.old_notebook, self.notebook.parent)
-        if self.kind == "moved":
-            return (
-                f"bound to run {self.run_id} of {old} (renamed or moved): its sidecar moved to "
-                f"{_shown(self.sidecar, self.notebook.parent)}; completed work is not redone"
-            )
         return (
-            f"{self.notebook.name} is a copy of {old} (both name run {self.run_id}): it starts "
-            f"its own run; `skillnb fork {old} NEW.ipynb` makes a copy that goes on from "
-            f"{old}'s run instead"
+            f"bound to run {self.run_id} of {old} (renamed or moved): its sidecar moved to "
+            f"{_shown(self.sidecar, self.notebook.parent)}; completed work is not redone"
         )
 
 
@@ -201,6 +259,8 @@ def follow(notebook: Path) -> Binding | None:
         What was done or found (``None``: nothing to do, the usual case).
 
     Raises:
+        NotebookCopied: the notebook is a copy of one that still holds the run; nothing was
+            changed.
         AmbiguousIdentity: the run could belong to two notebooks; nothing was changed.
 
     """
@@ -226,11 +286,33 @@ def follow(notebook: Path) -> Binding | None:
         return None
     orphans = [s for s in holders if not owner_of(s).exists()]
     if len(holders) == 1 and not orphans and notebook_run_id(owner_of(holders[0])) == run_id:
-        return Binding("copy", run_id, notebook, owner_of(holders[0]), holders[0])
+        raise NotebookCopied(notebook, owner_of(holders[0]), run_id)
     if len(holders) == 1 and orphans:
         move_sidecar(holders[0], own)
         return Binding("moved", run_id, notebook, owner_of(holders[0]), own)
     raise _many(notebook, run_id, holders)
+
+
+def copy_of(notebook: Path) -> NotebookCopied | None:
+    """Tell, reading only, whether ``notebook`` is a copy of one holding the run it names.
+
+    Returns:
+        The reason (as :func:`follow` would raise it), or ``None``: not a copy.
+
+    """
+    from skillnb.store.layout import sidecar_dir_for
+
+    notebook = notebook.resolve()
+    run_id = notebook_run_id(notebook) if notebook.is_file() else None
+    own = sidecar_dir_for(notebook)
+    if run_id is None or _holds_run(own):
+        return None
+    holders = _holding(run_id, notebook, own)
+    if len(holders) != 1 or not owner_of(holders[0]).exists():
+        return None
+    if notebook_run_id(owner_of(holders[0])) != run_id:
+        return None
+    return NotebookCopied(notebook, owner_of(holders[0]), run_id)
 
 
 def recorded_elsewhere(notebook: Path) -> Path | None:

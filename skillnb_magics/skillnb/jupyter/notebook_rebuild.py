@@ -123,6 +123,20 @@ def _preview_facts(replay: _Replay, mirror: dict[str, Any] | None, at: datetime)
     return added
 
 
+def _refuse_copy(nb_path: Path) -> None:
+    """Never rebuild a copy's outputs into a second sidecar of the run its original holds.
+
+    Raises:
+        NotebookCopied: the notebook is such a copy (see :mod:`skillnb.jupyter.identity`).
+
+    """
+    from skillnb.jupyter.identity import copy_of
+
+    copied = copy_of(nb_path)
+    if copied is not None:
+        raise copied
+
+
 def rebuild_run(
     notebook_path: str | Path,
     *,
@@ -146,6 +160,9 @@ def rebuild_run(
     Raises:
         SkillnbError: the notebook is unreadable, holds nothing to rebuild from, or a run
             already exists where the rebuilt one would go.
+        NotebookCopied: the notebook is a copy of one whose sidecar holds the run it names
+            (rebuilt into its own sidecar, the two would claim one run); give ``state_dir``
+            to rebuild elsewhere anyway.
 
     """
     from skillnb.core.workflow import Workflow
@@ -158,6 +175,8 @@ def rebuild_run(
     nb_path = Path(notebook_path)
     folder = Path(state_dir) if state_dir is not None else sidecar_dir_for(nb_path)
     _refuse_existing(folder)
+    if state_dir is None:
+        _refuse_copy(nb_path)
     nb = load_notebook(nb_path)
     found = recover(nb, origin=str(nb_path))
     if not found.events and found.mirror is None:

@@ -179,8 +179,10 @@ class NotebookSession:
         """Bind a renamed or moved notebook to the run it names, once per path (one line).
 
         Raises:
-            AmbiguousIdentity: the run could belong to another notebook too (every use of
-                the run refuses until that is settled, or ``%skillnb new-run`` is asked for).
+            AmbiguousIdentity: the run could belong to another notebook too, or the notebook
+                is a copy of one that holds it (:class:`~skillnb.jupyter.identity.NotebookCopied`):
+                every use of the run refuses until that is settled, ``%skillnb fork-from`` or
+                ``%skillnb new-run`` is asked for.
 
         """
         if self._followed == path:
@@ -439,6 +441,48 @@ class NotebookSession:
         run = self.run
         run.journal.create()  # asked for by name: recorded now, not at its first write
         return run
+
+    def fork_from(self, source: str) -> tuple[Run, Path]:
+        """Give this notebook a copy of the run of notebook ``source`` and open it.
+
+        ``source`` is read from this notebook's folder. The original is only read (see
+        :mod:`skillnb.store.fork`); the copy keeps the run's history and id.
+
+        Returns:
+            The run, now this notebook's own, and the original notebook's path.
+
+        Raises:
+            SkillnbError: this kernel works on no notebook (or on a state folder or a team
+                store), ``source`` is no notebook with a run, or this notebook has a run
+                already.
+
+        """
+        from skillnb.store.fork import fork_sidecar, holds_run
+        from skillnb.store.layout import sidecar_dir_for
+
+        if self.location is None or self.team() is not None or self.config.state_dir:
+            raise SkillnbError(
+                "fork-from gives a notebook's own sidecar a copy of a run: "
+                "this kernel works on no notebook's sidecar"
+            )
+        here = self.location.path
+        try:
+            original = resolve_use(source, here.parent)
+        except FileNotFoundError as exc:
+            raise SkillnbError(str(exc)) from None
+        if original is None:
+            raise SkillnbError(f"{source}: give the notebook (.ipynb) whose run to copy")
+        own = sidecar_dir_for(here)
+        if holds_run(own):
+            raise SkillnbError(
+                f"{here.name} has a run of its own already ({own}); nothing was copied "
+                "(`%skillnb new-run` sets it aside first)"
+            )
+        fork_sidecar(sidecar_dir_for(original), own)
+        self.close_run()
+        self._held = None  # the user's word: this run
+        self._followed = here
+        return self.run, original
 
     def switch_to(self, run_id: str) -> Run:
         """Make run ``run_id`` (current, or moved aside by ``new-run``) the current one.
