@@ -129,14 +129,14 @@ class CellSuggestions:
         run = self.session.existing_run()
         return run.journal.refresh().facts if run is not None else None
 
-    def withdraw_stale(self) -> None:
-        """Withdraw what was kept or reassigned since; tell the panel if its list changed."""
-        self.pending.expire(self.session.shell.user_ns, self._facts())
-        self._send_live()
+    def withdraw_stale(self, *, always: bool = False) -> None:
+        """Withdraw what was kept or reassigned since; tell the panel if its list changed.
 
-    def _send_live(self) -> None:
+        ``always``: send the list even if unchanged (after a keep, whose asker waits on it).
+        """
+        self.pending.expire(self.session.shell.user_ns, self._facts())
         live = self.pending.live()
-        if live == self._sent or (not live and self._sent is None):
+        if not always and (live == self._sent or (not live and self._sent is None)):
             return
         self._sent = live
         self.session.channel.send(
@@ -220,7 +220,7 @@ class CellSuggestions:
             default = kept.kind if kept is not None else "data"
             return self.keep_value(name, ns[name], kind or default, self.session.cell_id)
         finally:
-            self.withdraw_stale()
+            self.withdraw_stale(always=True)
 
     def keep_offer(self, offer: Offer) -> Kept:
         """Keep what ``offer`` offered (its Keep button), if the name still holds it.
@@ -241,7 +241,7 @@ class CellSuggestions:
         try:
             return self.keep_value(offer.name, offer.value, offer.suggestion.kind, cell_id)
         finally:
-            self.withdraw_stale()
+            self.withdraw_stale(always=True)
 
     def keep_value(self, name: str, value: Any, kind: str, cell_id: str | None) -> Kept:
         """Formalize ``value`` as fact ``name`` of kind ``kind`` on the session's run.
