@@ -133,7 +133,10 @@ class CellSuggestions:
         """Withdraw what was kept or reassigned since; tell the panel if its list changed.
 
         ``always``: send the list even if unchanged (after a keep, whose asker waits on it).
+        With nothing on offer and nothing shown, the run is not even looked at.
         """
+        if not always and not len(self.pending) and not self._sent:
+            return
         self.pending.expire(self.session.shell.user_ns, self._facts())
         live = self.pending.live()
         if not always and (live == self._sent or (not live and self._sent is None)):
