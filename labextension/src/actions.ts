@@ -15,7 +15,7 @@ import { Widget } from '@lumino/widgets';
 
 import { RunApiError, type IApprover, type IRunClient } from './api';
 import { h } from './dom';
-import { keepSuggestion, type KeepSuggestions } from './keep';
+import { keepSuggestion } from './keep';
 import { applyOutputMirror } from './mirror';
 import type { RunModel } from './model';
 import { resumeInKernel } from './resume';
@@ -310,13 +310,13 @@ export function approvalHandlers(model: RunModel): IApprovalHandlers {
 
 /**
  * The panel's Keep button: run `%formalize NAME --kind KIND` in the kernel of the open
- * notebook at `path`, then refresh the run (or tell why nothing was kept).
+ * notebook at `path`, then refresh the run. Tells what happened: kept, already kept with
+ * this value (the kernel's one line; no version written), or why nothing was kept.
  *
  * @returns whether the suggestion was kept
  */
 export async function keepFromPanel(
   notebook: NotebookPanel | null,
-  store: KeepSuggestions,
   suggestion: ISuggestion,
   runs: ISkillnbPanel | null
 ): Promise<boolean> {
@@ -331,9 +331,13 @@ export async function keepFromPanel(
   const path = notebook.context.path;
   let kept = false;
   try {
-    const result = await keepSuggestion(kernel, store, path, suggestion);
+    const result = await keepSuggestion(kernel, suggestion);
     kept = result.ok;
-    if (result.ok) {
+    if (result.ok && result.info) {
+      Notification.info(result.info, {
+        autoClose: AUTO_CLOSE_MS
+      });
+    } else if (result.ok) {
       Notification.success(`Kept "${suggestion.name}" (${suggestion.kind}).`, {
         autoClose: AUTO_CLOSE_MS
       });

@@ -10,11 +10,7 @@ import {
   type JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette, ISessionContextDialogs } from '@jupyterlab/apputils';
-import {
-  INotebookTracker,
-  NotebookActions,
-  type NotebookPanel
-} from '@jupyterlab/notebook';
+import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 
 import { approvalHandlers, keepFromPanel } from './actions';
 import { registerCommands } from './commands';
@@ -64,20 +60,13 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
         keep: (path, suggestion) => {
           const notebook =
             tracker.find(widget => widget.context.path === path) ?? null;
-          return keepFromPanel(notebook, suggestions, suggestion, service);
+          return keepFromPanel(notebook, suggestion, service);
         }
       },
       undefined,
       suggestions,
       inbox
     );
-    // The next cell's suggestions replace these: clear them as soon as a cell is sent.
-    NotebookActions.executionScheduled.connect((_, { notebook }) => {
-      const owner = tracker.find(widget => widget.content === notebook);
-      if (owner) {
-        suggestions.replace(owner.context.path, []);
-      }
-    });
     panel.title.icon = runIcon;
     app.shell.add(panel, 'right', { rank: 650, type: 'SKILL.nb' });
     // The restorer saves whether the panel was open in the workspace and opens it again

@@ -1,12 +1,15 @@
 /**
- * Keep-suggestions: what the kernel suggests keeping after each cell (sent on the
- * `skillnb.mirror` comm), held per notebook until kept or replaced, and the Keep action,
- * which runs `%formalize NAME --kind KIND` silently in the notebook's kernel. The ranking
- * and the keeping are the kernel's; this file only holds the list and sends the request.
+ * Keep-suggestions: what the kernel has on offer (sent on the `skillnb.mirror` comm after
+ * each cell and each keep, as the whole list), held per notebook until the kernel sends
+ * another list, and the Keep action, which runs `%formalize NAME --kind KIND` silently in the
+ * notebook's kernel. The ranking, the keeping and when a suggestion is withdrawn are the
+ * kernel's; this file only holds the list it sent and sends the request.
  */
-import type { Kernel } from '@jupyterlab/services';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Signal, type ISignal } from '@lumino/signaling';
 
+import { isObject, parseBundle } from './parse';
+import { MIME_TYPE } from './tokens';
 import type { ISuggestion } from './types';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -23,7 +26,7 @@ export function keepCode(suggestion: ISuggestion): string | null {
   return `%formalize ${suggestion.name} --kind ${suggestion.kind}`;
 }
 
-/** The latest suggestions of each open notebook, by path. */
+/** The suggestions each open notebook's kernel has on offer, by path. */
 export class KeepSuggestions {
   /** Emits the path whose suggestions changed. */
   get changed(): ISignal<this, string> {
@@ -35,7 +38,7 @@ export class KeepSuggestions {
     return path === null ? [] : (this._byPath.get(path) ?? []);
   }
 
-  /** A cell's suggestions replace the previous cell's (an empty list clears them). */
+  /** The kernel's list replaces the one shown (an empty list clears it). */
   replace(path: string, suggestions: readonly ISuggestion[]): void {
     const before = this.get(path);
     if (!suggestions.length && !before.length) {
@@ -47,15 +50,6 @@ export class KeepSuggestions {
       this._byPath.delete(path);
     }
     this._changed.emit(path);
-  }
-
-  /** Drop the suggestion of `name` (it was kept). */
-  remove(path: string, name: string): void {
-    const before = this.get(path);
-    const after = before.filter(s => s.name !== name);
-    if (after.length !== before.length) {
-      this.replace(path, after);
-    }
   }
 
   private readonly _byPath = new Map<string, ISuggestion[]>();
@@ -70,23 +64,38 @@ export interface IKeepResult {
   ok: boolean;
   /** Why it failed (the kernel's error, or the refusal of an odd name). */
   error: string;
+  /**
+   * What the kernel said when it wrote nothing ("budget is already kept as v1 with this
+   * value"); empty when it kept a new version.
+   */
+  info: string;
+}
+
+/** The badge of a SKILL.nb output that wrote nothing (status `restored`), or null. */
+function unchangedBadge(msg: KernelMessage.IIOPubMessage): string | null {
+  if (msg.header.msg_type !== 'display_data') {
+    return null;
+  }
+  const data = (msg.content as { data?: unknown }).data;
+  const bundle = isObject(data) ? parseBundle(data[MIME_TYPE]) : null;
+  return bundle !== null && bundle.status === 'restored' ? bundle.badge : null;
 }
 
 /**
- * Keep `suggestion` of the notebook at `path`: run its `%formalize` in `kernel` (silent, out
- * of the history) and, when the kernel answers ok, drop it from `store`.
+ * Keep `suggestion`: run its `%formalize` in `kernel` (silent, out of the history). The
+ * kernel then sends the suggestions still on offer, without this one; the list shown is
+ * never changed here.
  */
 export async function keepSuggestion(
   kernel: IKeepKernel,
-  store: KeepSuggestions,
-  path: string,
   suggestion: ISuggestion
 ): Promise<IKeepResult> {
   const code = keepCode(suggestion);
   if (code === null) {
     return {
       ok: false,
-      error: `"${suggestion.name}" (${suggestion.kind}) cannot be kept from the panel: use %formalize in a cell`
+      error: `"${suggestion.name}" (${suggestion.kind}) cannot be kept from the panel: use %formalize in a cell`,
+      info: ''
     };
   }
   const future = kernel.requestExecute({
@@ -96,14 +105,17 @@ export async function keepSuggestion(
     allow_stdin: false,
     stop_on_error: false
   });
+  let info = '';
+  future.onIOPub = msg => {
+    info = unchangedBadge(msg) ?? info;
+  };
   const reply = await future.done;
   const content = reply.content as unknown as { [key: string]: unknown };
   if (content.status !== 'ok') {
     const error = [content.ename, content.evalue]
       .filter(v => typeof v === 'string' && v)
       .join(': ');
-    return { ok: false, error: error || 'the kernel refused it' };
+    return { ok: false, error: error || 'the kernel refused it', info: '' };
   }
-  store.remove(path, suggestion.name);
-  return { ok: true, error: '' };
+  return { ok: true, error: '', info };
 }

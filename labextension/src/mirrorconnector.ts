@@ -94,10 +94,32 @@ export class NotebookMirror {
     }
     if (this._kernel !== null && !this._kernel.isDisposed) {
       this._kernel.removeCommTarget(COMM_TARGET, this._onCommOpen);
+      this._kernel.statusChanged.disconnect(this._onStatus, this);
+    }
+    if (this._kernel !== null) {
+      this._dropSuggestions(); // they were the old kernel's values
     }
     this._kernel = kernel;
     if (kernel !== null && !kernel.isDisposed) {
       kernel.registerCommTarget(COMM_TARGET, this._onCommOpen);
+      kernel.statusChanged.connect(this._onStatus, this);
+    }
+  }
+
+  /** A kernel that restarts or dies takes what it had on offer along. */
+  private _onStatus(_kernel: unknown, status: Kernel.Status): void {
+    if (
+      status === 'restarting' ||
+      status === 'autorestarting' ||
+      status === 'dead'
+    ) {
+      this._dropSuggestions();
+    }
+  }
+
+  private _dropSuggestions(): void {
+    if (this._onSuggestions !== null && !this._panel.isDisposed) {
+      this._onSuggestions(this._panel.context.path, []);
     }
   }
 

@@ -503,8 +503,9 @@ export function threadSection(
 }
 
 /**
- * A quiet "Keep?" list of the last cell's suggestions, each with a Keep button. `keep`
- * answers whether it kept the suggestion; otherwise the button can be pressed again.
+ * A quiet "Keep?" list of what the kernel has on offer (it withdraws what was kept or
+ * superseded), each with a Keep button. `keep` answers whether it kept the suggestion;
+ * otherwise the button can be pressed again.
  */
 export function keepSection(
   suggestions: readonly ISuggestion[],

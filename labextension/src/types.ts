@@ -354,12 +354,13 @@ export interface IMirrorMessage {
   cell_id: string | null;
   cell: ReadonlyPartialJSONObject | null;
   /**
-   * The last cell's suggestions; null when the message carries none (keep the old ones).
+   * Every suggestion still on offer, newest first: it replaces the list shown (an empty
+   * one clears it). Null when the message carries none (keep the old ones).
    */
   suggestions?: ISuggestion[] | null;
 }
 /**
- * A name the kernel suggests keeping after a cell ran.
+ * A name the kernel suggests keeping after a cell ran (on offer until kept or superseded).
  */
 export interface ISuggestion {
   name: string;

@@ -22,18 +22,52 @@ const ROWS: ISuggestion = {
   reason: 'a table of 10 records'
 };
 
-/** A kernel that answers every execute request with `status` and records the request. */
+type IOPub = { header: { msg_type: string }; content: unknown };
+
+/**
+ * A kernel that answers every execute request with `status`, after publishing `outputs`
+ * on IOPub as a kernel does, and records the request.
+ */
 class FakeKernel {
   requests: { [key: string]: unknown }[] = [];
-  constructor(private readonly reply: { [key: string]: unknown }) {}
+  constructor(
+    private readonly reply: { [key: string]: unknown },
+    private readonly outputs: IOPub[] = []
+  ) {}
   requestExecute(content: { [key: string]: unknown }) {
     this.requests.push(content);
-    return { done: Promise.resolve({ content: this.reply }) };
+    const future: { onIOPub: ((msg: IOPub) => void) | null; done: unknown } = {
+      onIOPub: null,
+      done: Promise.resolve().then(() => {
+        this.outputs.forEach(msg => future.onIOPub?.(msg));
+        return { content: this.reply };
+      })
+    };
+    return future;
   }
 }
 
-function kernel(reply: { [key: string]: unknown }) {
-  const fake = new FakeKernel(reply);
+/** The display_data of a SKILL.nb output with `status` and `badge`. */
+function output(status: string, badge: string): IOPub {
+  const bundle = {
+    v: 1,
+    kind: 'formalize',
+    badge,
+    status,
+    key: 'budget',
+    trigger: null
+  };
+  return {
+    header: { msg_type: 'display_data' },
+    content: {
+      data: { 'application/vnd.skillnb.v1+json': bundle, 'text/plain': badge },
+      metadata: {}
+    }
+  };
+}
+
+function kernel(reply: { [key: string]: unknown }, outputs: IOPub[] = []) {
+  const fake = new FakeKernel(reply, outputs);
   return {
     fake,
     kernel: fake as unknown as Parameters<typeof keepSuggestion>[0]
@@ -63,16 +97,15 @@ describe('keep-suggestions', () => {
     assert.equal(parseSuggestions('budget'), null);
   });
 
-  it('keeps the latest suggestions per notebook until replaced or kept', () => {
+  it('holds the list each kernel sent until it sends another', () => {
     const store = new KeepSuggestions();
     const changed: string[] = [];
     store.changed.connect((_, path) => changed.push(path));
     store.replace('a.ipynb', [BUDGET, ROWS]);
     store.replace('b.ipynb', [ROWS]);
     assert.deepEqual(store.get('a.ipynb'), [BUDGET, ROWS]);
-    store.remove('a.ipynb', 'budget');
+    store.replace('a.ipynb', [ROWS]);
     assert.deepEqual(store.get('a.ipynb'), [ROWS]);
-    store.remove('a.ipynb', 'budget'); // already gone: no signal
     store.replace('a.ipynb', []);
     store.replace('a.ipynb', []); // nothing to clear: no signal
     assert.deepEqual(store.get('a.ipynb'), []);
@@ -88,36 +121,46 @@ describe('keep-suggestions', () => {
     assert.equal(keepCode({ ...BUDGET, kind: 'data --auto' }), null);
   });
 
-  it('runs %formalize silently in the kernel and drops the kept suggestion', async () => {
-    const store = new KeepSuggestions();
-    store.replace('a.ipynb', [BUDGET, ROWS]);
-    const { fake, kernel: k } = kernel({ status: 'ok', execution_count: 1 });
-    const result = await keepSuggestion(k, store, 'a.ipynb', BUDGET);
-    assert.deepEqual(result, { ok: true, error: '' });
+  it('runs %formalize silently in the kernel and leaves the list to the kernel', async () => {
+    const { fake, kernel: k } = kernel({ status: 'ok', execution_count: 1 }, [
+      output('ok', '📌 budget v1')
+    ]);
+    const result = await keepSuggestion(k, BUDGET);
+    assert.deepEqual(result, { ok: true, error: '', info: '' });
     assert.equal(fake.requests.length, 1);
     assert.equal(fake.requests[0].code, '%formalize budget --kind decision');
     assert.equal(fake.requests[0].silent, true);
     assert.equal(fake.requests[0].store_history, false);
-    assert.deepEqual(store.get('a.ipynb'), [ROWS]);
   });
 
-  it('leaves the suggestion when the kernel refuses, and never sends odd names', async () => {
-    const store = new KeepSuggestions();
-    store.replace('a.ipynb', [BUDGET]);
+  it("says the kernel's line when the value was already kept", async () => {
+    const line = 'budget is already kept as v1 with this value';
+    const { kernel: k } = kernel({ status: 'ok' }, [
+      { header: { msg_type: 'stream' }, content: { text: 'x' } },
+      output('restored', line)
+    ]);
+    assert.deepEqual(await keepSuggestion(k, BUDGET), {
+      ok: true,
+      error: '',
+      info: line
+    });
+  });
+
+  it('says why the kernel refused, and never sends odd names', async () => {
     const { kernel: refusing } = kernel({
       status: 'error',
       ename: 'UsageError',
       evalue: 'no variable budget'
     });
-    const refused = await keepSuggestion(refusing, store, 'a.ipynb', BUDGET);
+    const refused = await keepSuggestion(refusing, BUDGET);
     assert.deepEqual(refused, {
       ok: false,
-      error: 'UsageError: no variable budget'
+      error: 'UsageError: no variable budget',
+      info: ''
     });
-    assert.deepEqual(store.get('a.ipynb'), [BUDGET]);
     const { fake, kernel: k } = kernel({ status: 'ok' });
     const odd = { ...BUDGET, name: '__import__("os")' };
-    const result = await keepSuggestion(k, store, 'a.ipynb', odd);
+    const result = await keepSuggestion(k, odd);
     assert.equal(result.ok, false);
     assert.equal(fake.requests.length, 0);
   });

@@ -18,6 +18,7 @@ type CommOpen = (
 class FakeKernel {
   isDisposed = false;
   targets = new Map<string, CommOpen>();
+  statusChanged = new Signal<this, string>(this);
   registerCommTarget(name: string, callback: CommOpen): void {
     this.targets.set(name, callback);
   }
@@ -154,6 +155,42 @@ describe('NotebookMirror', () => {
     assert.deepEqual(store.get('dir/report.ipynb'), [budget]); // no suggestions field
     send({ v: 1, notebook: null, cell: null, cell_id: 'c3', suggestions: [] });
     assert.deepEqual(store.get('dir/report.ipynb'), []);
+  });
+
+  it('drops the suggestions when the kernel restarts, dies or is replaced', () => {
+    const model = new FakeModel();
+    const kernel = new FakeKernel();
+    const store = new KeepSuggestions();
+    const { panel, kernelChanged } = fakePanel(model, kernel);
+    new NotebookMirror(
+      panel,
+      () => undefined,
+      (path, found) => store.replace(path, found)
+    );
+    const budget = {
+      name: 'budget',
+      kind: 'decision',
+      score: 0.9,
+      reason: 'r'
+    };
+    const offer = { v: 1, notebook: null, cell: null, cell_id: 'c2' };
+    const send = kernel.open({ ...offer, suggestions: [budget] });
+    assert.deepEqual(store.get('dir/report.ipynb'), [budget]);
+    kernel.statusChanged.emit('busy');
+    assert.deepEqual(store.get('dir/report.ipynb'), [budget]);
+    kernel.statusChanged.emit('restarting');
+    assert.deepEqual(store.get('dir/report.ipynb'), []);
+    send({ ...offer, suggestions: [budget] });
+    kernel.statusChanged.emit('dead');
+    assert.deepEqual(store.get('dir/report.ipynb'), []);
+    send({ ...offer, suggestions: [budget] });
+    const second = new FakeKernel();
+    kernelChanged.emit({ newValue: second });
+    assert.deepEqual(store.get('dir/report.ipynb'), []);
+    kernel.statusChanged.emit('restarting'); // the old kernel is no longer followed
+    second.open({ ...offer, suggestions: [budget] });
+    kernel.statusChanged.emit('dead');
+    assert.deepEqual(store.get('dir/report.ipynb'), [budget]);
   });
 
   it('moves the comm target to a new kernel', () => {

@@ -53,21 +53,29 @@ def test_an_update_sends_the_new_form_for_that_widget_only_when_it_changed() -> 
 def test_keep_buttons_say_what_was_kept_in_their_saved_form(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    class Kept:
+    class Fact:
         key = "deadline"
         version = 1
+
+    class Kept:
+        fact = Fact()
+
+        def __init__(self, name: str) -> None:
+            self.written = name == "deadline"  # budget: its fact already held the value
 
     channel = Channel()
     found = [
         Suggestion(name="deadline", kind="constraint", reason="a date", score=0.9),
         Suggestion(name="budget", kind="constraint", reason="a number", score=0.8),
     ]
-    form = keep_buttons(found, lambda name: Kept(), channel=channel)
+    form = keep_buttons(found, Kept, channel=channel)  # type: ignore[arg-type]
     assert form.text == "Keep deadline — not kept · Keep budget — not kept"
     assert "HBox(" not in form._repr_mimebundle_()["text/plain"]
     form.widget.children[0].click()
     assert form.text == "Keep deadline — kept as v1 · Keep budget — not kept"
     assert channel.sent[-1]["data"]["text/plain"] == form.text
+    form.widget.children[1].click()
+    assert form.text == "Keep deadline — kept as v1 · Keep budget — already kept as v1"
     capsys.readouterr()
 
 

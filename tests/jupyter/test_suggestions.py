@@ -197,8 +197,10 @@ def test_a_keep_button_keeps_the_name_once(ip: RaisingShell) -> None:
     cell(ip, "segment = 'mid-size retailers'  # decided with the client", cell_id="c1")
     watcher = current_suggestions(ip)
     assert watcher is not None
-    found = [entry[0] for entry in watcher.pending.values()]
-    form = keep_buttons(found, watcher.keep)
+    found = watcher.pending.live()
+    offer = watcher.pending.get("segment")
+    assert offer is not None
+    form = keep_buttons(found, lambda name: watcher.keep_offer(offer))
     (button,) = form.widget.children
     assert form.text == "Keep segment — not kept"
     assert button.description == "Keep segment"
@@ -208,20 +210,95 @@ def test_a_keep_button_keeps_the_name_once(ip: RaisingShell) -> None:
     fact = current_run(ip).fact("segment")
     assert fact is not None
     assert (fact.kind, fact.cell_id) == ("decision", "c1")
-    other = keep_buttons(found, watcher.keep).widget.children[0]
-    other.click()  # no longer pending: kept from the namespace, the same value: v1 stands
-    assert other.description == "✓ segment v1"
-    assert current_run(ip).fact("segment").kind == "decision"  # type: ignore[union-attr]
+    assert watcher.pending.live() == []  # kept: no longer on offer
+    version = current_run(ip).version
+    again = keep_buttons(found, lambda name: watcher.keep_offer(offer))
+    again.widget.children[0].click()  # the same value once more: v1 stands, and it says so
+    assert again.text == "Keep segment — already kept as v1"
+    assert current_run(ip).version == version
+    cell(ip, "segment = 'large retailers'", cell_id="c2")
+    late = keep_buttons(found, lambda name: watcher.keep_offer(offer))
+    late.widget.children[0].click()  # the button's value is gone: nothing is kept
+    assert late.text.startswith("Keep segment — not kept (segment changed since this cell ran")
+    assert current_run(ip).fact("segment").version == 1  # type: ignore[union-attr]
 
 
 def test_formalize_name_again_with_the_same_value_writes_nothing(ip: RaisingShell) -> None:
     cell(ip, "topic = 'heat pumps'  # decided with the client", cell_id="c1")
     cell(ip, "%formalize topic", cell_id="c2")
+    assert last(ip)["text/plain"] == "📌 topic v1\ndecision = heat pumps"
     run = current_run(ip)
     version = run.version
     cell(ip, "%formalize topic", cell_id="c2")
     assert run.version == version
-    assert last(ip)["text/plain"] == "📌 topic v1\ndecision = heat pumps"
+    assert last(ip)["text/plain"] == "topic is already kept as v1 with this value"
     cell(ip, "topic = 'heat pumps in the EU'")
     cell(ip, "%formalize topic", cell_id="c2")
     assert run.fact("topic").version == 2  # type: ignore[union-attr]
+    assert last(ip)["text/plain"] == "📌 topic v2\ndata = heat pumps in the EU"
+
+
+def _offered(channel: FakeChannel) -> list[list[str]]:
+    """The lists of names the panel was sent, in order."""
+    return [[s["name"] for s in m["suggestions"]] for m in channel.messages if "suggestions" in m]
+
+
+def test_a_kept_suggestion_is_withdrawn_from_the_panel(
+    ip: RaisingShell, channel: FakeChannel
+) -> None:
+    cell(ip, "deadline = '2026-12-15'\nbudget = 4000", cell_id="c1")
+    assert _offered(channel) == [["budget", "deadline"]]
+    cell(ip, "%formalize budget", cell_id="c2")
+    assert _offered(channel)[-1] == ["deadline"]
+    watcher = current_suggestions(ip)
+    assert watcher is not None
+    watcher.keep("deadline")  # as the panel's Keep does, outside any cell
+    assert _offered(channel)[-1] == []
+    cell(ip, "x = 1", cell_id="c3")  # nothing changed: nothing more is sent
+    assert len(_offered(channel)) == 3
+
+
+def test_a_fact_written_another_way_withdraws_its_suggestion(
+    ip: RaisingShell, channel: FakeChannel
+) -> None:
+    cell(ip, "deadline = '2026-12-15'", cell_id="c1")
+    cell(ip, "import skillnb\nskillnb.current_run().formalize('deadline', deadline)", "c2")
+    assert _offered(channel) == [["deadline"], []]
+
+
+def test_a_cell_run_again_supersedes_its_suggestions(
+    ip: RaisingShell, channel: FakeChannel
+) -> None:
+    cell(ip, "deadline = '2026-12-15'", cell_id="c1")
+    cell(ip, "budget = 4000", cell_id="c2")
+    assert _offered(channel)[-1] == ["budget", "deadline"]  # the newest cell's first
+    cell(ip, "print('no deadline here any more')", cell_id="c1")
+    assert _offered(channel)[-1] == ["budget"]
+    cell(ip, "budget = 4000", cell_id="c2")  # offered again by its new run, not twice
+    assert _offered(channel)[-1] == ["budget"]
+    assert len(_offered(channel)) == 3
+
+
+def test_a_name_reassigned_or_deleted_later_is_withdrawn(
+    ip: RaisingShell, channel: FakeChannel
+) -> None:
+    cell(ip, "deadline = '2026-12-15'\nbudget = 4000", cell_id="c1")
+    cell(ip, "deadline = None", cell_id="c2")  # not worth keeping: nothing offered instead
+    assert _offered(channel)[-1] == ["budget"]
+    cell(ip, "del budget", cell_id="c3")
+    assert _offered(channel)[-1] == []
+    with pytest.raises(UsageError, match="nothing named 'budget'"):
+        cell(ip, "%formalize budget", cell_id="c4")
+
+
+def test_a_value_changed_by_a_later_cell_is_offered_from_that_cell(
+    ip: RaisingShell, channel: FakeChannel
+) -> None:
+    cell(ip, "deadline = '2026-12-15'", cell_id="c1")
+    cell(ip, "deadline = '2027-01-31'  # moved by the client", cell_id="c2")
+    watcher = current_suggestions(ip)
+    assert watcher is not None
+    offer = watcher.pending.get("deadline")
+    assert offer is not None
+    assert (offer.cell_id, offer.value) == ("c2", "2027-01-31")
+    assert _offered(channel) == [["deadline"]]  # the same name: the list did not change

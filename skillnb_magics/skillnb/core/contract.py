@@ -110,7 +110,7 @@ class OutputBundle(_Shape):
 
 
 class Suggestion(_Shape):
-    """A name the kernel suggests keeping after a cell ran."""
+    """A name the kernel suggests keeping after a cell ran (on offer until kept or superseded)."""
 
     name: str
     kind: str
@@ -128,7 +128,8 @@ class MirrorMessage(_Shape):
     cell_id: str | None
     cell: CellMirror | None = Field(json_schema_extra=_JSON_OBJECT)
     suggestions: list[Suggestion] | None = None
-    """The last cell's suggestions; null when the message carries none (keep the old ones)."""
+    """Every suggestion still on offer, newest first: it replaces the list shown (an empty
+    one clears it). Null when the message carries none (keep the old ones)."""
 
 
 class RunVersion(_Shape):

@@ -17,14 +17,17 @@ from skillnb.jupyter.savedform import FormChannel, SavedForm
 
 if TYPE_CHECKING:
     from skillnb.core.suggest import Suggestion
+    from skillnb.jupyter.suggestions import Kept
 
 __all__ = ["keep_buttons"]
 
 
 def keep_buttons(
-    found: list[Suggestion], keep: Callable[[str], Any], channel: FormChannel | None = None
+    found: list[Suggestion], keep: Callable[[str], Kept], channel: FormChannel | None = None
 ) -> SavedForm:
     """Display a row of "Keep NAME" buttons; each calls ``keep(name)`` once, then shows ✓.
+
+    A value its fact already held is said so ("already kept as v1"): no version was written.
 
     The row is displayed with a saved form ("Keep deadline — kept as v1") that follows the
     clicks through ``channel``, so a reopened notebook reads what was kept, not "model not
@@ -44,15 +47,16 @@ def keep_buttons(
 
         def clicked(widget: Any, name: str = suggestion.name) -> None:
             try:
-                fact = keep(name)
+                kept = keep(name)
             except Exception as exc:  # noqa: BLE001  # shown on the button, not lost in a log
                 widget.description = f"⚠ {name}: {exc}"[:80]
                 said[name] = f"not kept ({exc})"[:80]
                 form.update(_saved_text(said), tone="error")
                 return
+            fact = kept.fact
             widget.description = f"✓ {fact.key} v{fact.version}"
             widget.disabled = True
-            said[name] = f"kept as v{fact.version}"
+            said[name] = ("kept as v" if kept.written else "already kept as v") + str(fact.version)
             form.update(_saved_text(said), tone="ok")
 
         button.on_click(clicked)

@@ -3,7 +3,8 @@
 Line magics beside the ``%%formalize`` cell magic (IPython keeps line and cell magics apart,
 so the two ``formalize`` never collide). Each parses, makes one call, shows the result:
 
-* ``%formalize NAME [--kind KIND]`` keeps a suggested name (or any variable) as a fact;
+* ``%formalize NAME [--kind KIND]`` keeps a suggested name (or any variable) as a fact; a
+  value the fact already holds writes no version and says so in one line;
 * ``%formalize --note "remember these three risks: …"`` pins the text as a note fact, and
   offers what ``SkillNB.extractor`` (``"module:function"``, optional) reads in it as
   suggestions to keep, never as facts;
@@ -105,9 +106,13 @@ class SuggestMagics(Magics):
                 self._pin(args.note, args.kind or "note", args.key)
                 return
             try:
-                fact = self.watcher.keep(args.name, args.kind)
+                kept = self.watcher.keep(args.name, args.kind)
             except KeyError:
                 raise UsageError(f"nothing named {args.name!r} to keep") from None
+        fact = kept.fact
+        if not kept.written and not notes:  # one info line, no new version
+            self.session.show(Output("formalize", "restored", kept.said(), key=fact.key))
+            return
         lines = [f"{fact.kind} = {fact.preview[:200]}", *(f"⚠ {n}" for n in notes)]
         badge = f"📌 {fact.key} v{fact.version}"
         status: Status = "warning" if notes else "ok"

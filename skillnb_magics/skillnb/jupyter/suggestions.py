@@ -14,15 +14,23 @@ copies); after a cell that succeeded, it ranks the names the cell created or cha
 * ``"off"``: does nothing (not even the fingerprint).
 
 Nothing is shown when there is nothing to suggest. The run is never created just to suggest.
+
+A suggestion stays on offer until it is kept or superseded (the rules are
+:mod:`skillnb.core.suggest_pending`'s). After each top-level cell and each keep, the panel is
+sent the whole list still on offer when it changed, so it shows what the kernel offers, never
+a list of its own. Keeping a value its fact already holds writes no version and says so.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillnb.core.namespace import NamespaceWatch
+from skillnb.core.suggest_pending import Offer, PendingSuggestions
+from skillnb.errors import SkillnbError
 from skillnb.jupyter.hooks import never_raises
 
 if TYPE_CHECKING:
@@ -30,9 +38,8 @@ if TYPE_CHECKING:
     from skillnb.core.suggest import Suggestion
     from skillnb.jupyter.session import NotebookSession
 
-__all__ = ["CellSuggestions", "keep_line"]
+__all__ = ["CellSuggestions", "Kept", "keep_line"]
 
-_PENDING = 50
 _OWN_MAGICS = ("%formalize", "%recall", "%%formalize", "%resume", "%skillnb", "%%gate")
 
 
@@ -54,11 +61,24 @@ def _html(found: list[Suggestion]) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What a keep did: the fact's latest version, and whether this keep wrote it."""
+
+    fact: Fact
+    written: bool
+    """False when the fact already held this value and kind (no version was written)."""
+
+    def said(self) -> str:
+        """``deadline is already kept as v1 with this value`` (only when nothing was written)."""
+        return f"{self.fact.key} is already kept as v{self.fact.version} with this value"
+
+
 class CellSuggestions:
     """Watches top-level cells of one session and offers what they produced.
 
     Attributes:
-        pending: the latest suggestions (up to 50) by name, with the value each was made for and
+        pending: the suggestions on offer (up to 50), with the value each was made for and
             the cell it came from (what ``%formalize NAME`` and the buttons keep).
 
     """
@@ -67,7 +87,8 @@ class CellSuggestions:
         self.session = session
         hidden = getattr(session.shell, "user_ns_hidden", {})
         self.watch = NamespaceWatch(hidden=hidden)
-        self.pending: dict[str, tuple[Suggestion, Any, str | None]] = {}
+        self.pending = PendingSuggestions()
+        self._sent: list[Suggestion] | None = None  # the list the panel was last sent
 
     @property
     def mode(self) -> str:
@@ -79,6 +100,7 @@ class CellSuggestions:
         """Fingerprint the namespace before a top-level cell (not when off)."""
         if self.session.depth or self.mode == "off":
             return
+        self.pending.supersede(getattr(info, "cell_id", None))  # it runs again: its offers go
         raw = str(getattr(info, "raw_cell", "") or "")
         if raw.lstrip().startswith(_OWN_MAGICS):
             self.watch.forget()  # nothing is offered after these (see post_run_cell)
@@ -94,13 +116,41 @@ class CellSuggestions:
         source = str(getattr(info, "raw_cell", "") or "")
         if source.lstrip().startswith(_OWN_MAGICS):
             self.watch.forget()
+        else:
+            produced = self.watch.changed(self.session.shell.user_ns)
+            if produced and getattr(result, "success", False):
+                found = self.rank(source, produced)
+                if found:
+                    self.offer(found, produced)
+        self.withdraw_stale()
+
+    def _facts(self) -> Mapping[str, Fact] | None:
+        """The run's latest fact versions as recorded (not decoded: only versions are read)."""
+        run = self.session.existing_run()
+        return run.journal.refresh().facts if run is not None else None
+
+    def withdraw_stale(self, *, always: bool = False) -> None:
+        """Withdraw what was kept or reassigned since; tell the panel if its list changed.
+
+        ``always``: send the list even if unchanged (after a keep, whose asker waits on it).
+        With nothing on offer and nothing shown, the run is not even looked at.
+        """
+        if not always and not len(self.pending) and not self._sent:
             return
-        produced = self.watch.changed(self.session.shell.user_ns)
-        if not produced or not getattr(result, "success", False):
+        self.pending.expire(self.session.shell.user_ns, self._facts())
+        live = self.pending.live()
+        if not always and (live == self._sent or (not live and self._sent is None)):
             return
-        found = self.rank(source, produced)
-        if found:
-            self.offer(found, produced)
+        self._sent = live
+        self.session.channel.send(
+            {
+                "v": 1,
+                "notebook": None,
+                "cell": None,
+                "cell_id": self.session.cell_id,
+                "suggestions": [s.to_dict() for s in live],
+            }
+        )
 
     def rank(self, source: str, produced: Mapping[str, Any]) -> list[Suggestion]:
         """:func:`skillnb.suggest` against the run's facts (none when there is no run yet)."""
@@ -114,28 +164,19 @@ class CellSuggestions:
         cell_id = self.session.cell_id
         if self.mode == "auto":
             kept = [self.keep_value(s.name, values[s.name], s.kind, cell_id) for s in found]
-            self._show_kept(kept)
+            self._show_kept([k.fact for k in kept])
             return
-        self._remember(found, values, cell_id)
-        self._publish(found)
-        self.session.channel.send(
-            {
-                "v": 1,
-                "notebook": None,
-                "cell": None,
-                "cell_id": cell_id,
-                "suggestions": [s.to_dict() for s in found],
-            }
-        )
+        offers = self.pending.offer(found, values, cell_id, self._facts())
+        self._publish(found, offers)
 
-    def _publish(self, found: list[Suggestion]) -> None:
-        if self._show_buttons(found):
+    def _publish(self, found: list[Suggestion], offers: list[Offer]) -> None:
+        if self._show_buttons(found, offers):
             return
         self.session.shell.display_pub.publish(
             data={"text/plain": keep_line(found), "text/html": _html(found)}
         )
 
-    def _show_buttons(self, found: list[Suggestion]) -> bool:
+    def _show_buttons(self, found: list[Suggestion], offers: list[Offer]) -> bool:
         """One button per name where a widget frontend is there (one click keeps it)."""
         from skillnb.jupyter.progress import has_widget_frontend
 
@@ -148,7 +189,10 @@ class CellSuggestions:
         self.session.shell.display_pub.publish(
             data={"text/plain": keep_line(found), "text/html": _html(found)}
         )
-        keep_buttons(found, self.keep, channel=self.session.view_channel)
+        by_name = {o.name: o for o in offers}
+        keep_buttons(
+            found, lambda name: self.keep_offer(by_name[name]), channel=self.session.view_channel
+        )
         return True
 
     def _show_kept(self, kept: list[Fact]) -> None:
@@ -158,50 +202,68 @@ class CellSuggestions:
         badge = "📌 kept " + ", ".join(f"{f.key} v{f.version}" for f in kept)
         self.session.show(Output("formalize", "ok", badge, [*lines, "(SkillNB.suggest = auto)"]))
 
-    def keep(self, name: str, kind: str | None = None) -> Fact:
+    def keep(self, name: str, kind: str | None = None) -> Kept:
         """Keep ``name``: a pending suggestion's value, else the namespace variable.
+
+        Either way the suggestion of ``name`` is withdrawn, and the panel told.
 
         Raises:
             KeyError: ``name`` is neither suggested nor a variable.
 
         """
-        entry = self.pending.pop(name, None)
-        if entry is not None:
-            suggestion, value, cell_id = entry
+        try:
+            entry = self.pending.take(name)
             ns = self.session.shell.user_ns
-            if name in ns:
-                value = ns[name]  # what the name holds now, if the user changed it since
-            return self.keep_value(name, value, kind or suggestion.kind, cell_id)
-        if name not in self.session.shell.user_ns:
-            raise KeyError(name)
-        value = self.session.shell.user_ns[name]
-        kept = self.session.run.fact(name)
-        default = kept.kind if kept is not None else "data"
-        return self.keep_value(name, value, kind or default, self.session.cell_id)
+            if entry is not None:
+                value = ns.get(name, entry.value)  # what the name holds now
+                return self.keep_value(name, value, kind or entry.suggestion.kind, entry.cell_id)
+            if name not in ns:
+                raise KeyError(name)
+            kept = self.session.run.fact(name)
+            default = kept.kind if kept is not None else "data"
+            return self.keep_value(name, ns[name], kind or default, self.session.cell_id)
+        finally:
+            self.withdraw_stale(always=True)
 
-    def keep_value(self, name: str, value: Any, kind: str, cell_id: str | None) -> Fact:
+    def keep_offer(self, offer: Offer) -> Kept:
+        """Keep what ``offer`` offered (its Keep button), if the name still holds it.
+
+        Raises:
+            SkillnbError: the name was reassigned or deleted since the offer: keeping it now
+                would keep another value than the button says.
+
+        """
+        if not offer.holds(self.session.shell.user_ns):
+            raise SkillnbError(
+                f"{offer.name} changed since this cell ran; %formalize {offer.name} keeps "
+                "what it holds now"
+            )
+        current = self.pending.get(offer.name)
+        cell_id = offer.cell_id if current is None or current is offer else current.cell_id
+        self.pending.take(offer.name)
+        try:
+            return self.keep_value(offer.name, offer.value, offer.suggestion.kind, cell_id)
+        finally:
+            self.withdraw_stale(always=True)
+
+    def keep_value(self, name: str, value: Any, kind: str, cell_id: str | None) -> Kept:
         """Formalize ``value`` as fact ``name`` of kind ``kind`` on the session's run.
 
-        A value and kind equal to the latest version's write nothing: that version is kept.
+        A value and kind equal to the latest version's write nothing: that version is kept,
+        and the answer says it was not written.
         """
         run = self.session.run
-        return run.formalize(name, value, kind=kind, cell_id=cell_id, if_changed=True)  # type: ignore[arg-type]
+        before = run.fact(name)
+        fact = run.formalize(name, value, kind=kind, cell_id=cell_id, if_changed=True)  # type: ignore[arg-type]
+        written = before is None or fact.seq != before.seq
+        return Kept(fact, written)
 
     def offer_extracted(self, found: list[Suggestion], values: Mapping[str, Any]) -> None:
         """Offer what an extractor read in a pin (never kept without the user, even in auto)."""
         if not found:
             return
-        self._remember(found, values, self.session.cell_id)
-        self._publish(found)
-
-    def _remember(
-        self, found: list[Suggestion], values: Mapping[str, Any], cell_id: str | None
-    ) -> None:
-        for s in found:
-            self.pending.pop(s.name, None)  # re-inserted last: the newest stay when trimming
-            self.pending[s.name] = (s, values[s.name], cell_id)
-        for name in list(self.pending)[:-_PENDING]:
-            del self.pending[name]
+        offers = self.pending.offer(found, values, self.session.cell_id, self._facts(), bound=False)
+        self._publish(found, offers)
 
 
 def formalize_auto(
@@ -214,7 +276,7 @@ def formalize_auto(
     produced = watch.changed(session.shell.user_ns)
     found = watcher.rank(cell, produced) if produced else []
     kept = [watcher.keep_value(s.name, produced[s.name], s.kind, session.cell_id) for s in found]
-    return kept
+    return [k.fact for k in kept]
 
 
 def current_suggestions(shell: Any) -> CellSuggestions | None:
