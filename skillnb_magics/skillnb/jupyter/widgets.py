@@ -210,12 +210,12 @@ class RunView:
 
     def _show_diagram(self) -> None:
         for mode, button in self.diagram_buttons.items():
-            pressed = mode == self.diagram_mode
-            button.button_style = "info" if pressed else ""
-            if pressed:
-                button.add_class(PRESSED_CLASS)
-            else:
-                button.remove_class(PRESSED_CLASS)
+            # mod-active: ipywidgets' own look of a pressed toggle (it meets AA in both themes)
+            for name in (PRESSED_CLASS, "mod-active"):
+                if mode == self.diagram_mode:
+                    button.add_class(name)
+                else:
+                    button.remove_class(name)
         if not self.diagram_svg:
             self.diagram.children = (self.chips,)
         elif self.diagram_mode == _DIAGRAM:
