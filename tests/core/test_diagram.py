@@ -199,3 +199,12 @@ def test_long_names_are_clipped_in_the_box_and_whole_in_the_description() -> Non
     assert "x" * 39 + "…" in texts(svg)
     assert long in (svg.findtext(f"{SVG}desc") or "")
     assert SMALL_PX >= 11
+
+
+def test_without_its_markup_the_diagram_still_reads_as_text(market: Workflow) -> None:
+    """What stays where a sanitizer removes the SVG elements and keeps their text."""
+    markup = to_svg(market, current="collecting", visited=["init"])
+    left = " ".join(re.sub(r"<[^>]+>", "", markup).split())
+    assert left.startswith("State diagram of workflow Market_Research, current state collecting ")
+    assert " Current state: collecting. " in left
+    assert " collecting ● current " in left

@@ -16,6 +16,10 @@ horizontally: the diagram never shrinks to fit, so its text stays at 13 px (name
   current, which visited), every transition with its status, so screen readers and axe
   read it. No ids, no markers: several diagrams on one page never clash.
 * Every name is escaped: state and trigger names come from user files.
+
+Where the SVG is removed (JupyterLab sanitizes the HTML of outputs it does not trust: a
+notebook from elsewhere, before it is run or trusted), its text stays, the title and the
+description first, one space between the parts, so it still reads as sentences.
 """
 
 from __future__ import annotations
@@ -109,7 +113,7 @@ def to_svg(
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{w}" height="{h}" '
         f'viewBox="0 0 {w} {h}" style="display:block;width:{w}px;height:{h}px;'
-        f'max-width:none;min-width:{w}px;font-family:{_FONT}">{"".join(parts)}</svg>'
+        f'max-width:none;min-width:{w}px;font-family:{_FONT}">{" ".join(parts)}</svg>'
     )
     return (
         f'<div class="{DIAGRAM_CLASS}" tabindex="0" role="group" '
@@ -228,4 +232,4 @@ def _box(
             f"{_e(second)}</text>"
         )
     cls = "current" if state == current else ("visited" if state in seen else "state")
-    return f'<g class="skillnb-diagram-{cls}">{"".join(parts)}</g>'
+    return f'<g class="skillnb-diagram-{cls}">{" ".join(parts)}</g>'
