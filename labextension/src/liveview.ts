@@ -26,6 +26,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { Panel } from '@lumino/widgets';
 
+import { syncPressed } from './pressed';
 import { parseSavedViews } from './savedviews';
 import { PLUGIN_IDS } from './tokens';
 
@@ -138,7 +139,16 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
       attributes: true,
       attributeFilter: ['class']
     });
+    // The diagram/list toggle's pressed state, as ARIA (see pressed.ts).
+    this._pressed = new MutationObserver(() => syncPressed(live.node));
+    this._pressed.observe(live.node, {
+      childList: true,
+      subtree: true,
+      attributes: true,
+      attributeFilter: ['class']
+    });
     await live.renderModel(model);
+    syncPressed(live.node);
     this._settle();
   }
 
@@ -157,12 +167,15 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     }
     window.clearTimeout(this._timer);
     this._observer?.disconnect();
+    this._pressed?.disconnect();
     super.dispose();
   }
 
   private _reset(): void {
     this._observer?.disconnect();
     this._observer = null;
+    this._pressed?.disconnect();
+    this._pressed = null;
     this._live?.dispose();
     this._live = null;
   }
@@ -217,6 +230,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
   private _fallback: IRenderMime.IRenderer | null = null;
   private _live: IRenderMime.IRenderer | null = null;
   private _observer: MutationObserver | null = null;
+  private _pressed: MutationObserver | null = null;
   private _timer = 0;
   private _graceOver = false;
 }

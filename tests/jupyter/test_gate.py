@@ -114,9 +114,10 @@ def test_a_rejection_keeps_the_gate_closed(counted: RaisingShell) -> None:
 def test_workflow_triggers_fire_transitions(counted: RaisingShell) -> None:
     cell(counted, REVIEW)
     shown = counted.display_pub.outputs
-    diagram = shown[-2]["data"]["text/markdown"]
-    assert diagram.startswith("```mermaid\n---\nconfig:")
-    assert "\nstateDiagram-v2\n    direction LR\n" in diagram  # as the run widget draws it
+    diagram = shown[-2]["data"]
+    assert diagram["text/html"].startswith('<div class="skillnb-diagram"')  # inline SVG
+    assert '<svg xmlns="http://www.w3.org/2000/svg" role="img"' in diagram["text/html"]
+    assert "\nstateDiagram-v2\n    direction LR\n" in diagram["text/plain"]  # the source
     assert last(counted)["text/plain"].startswith("⚙ workflow review\nstate 'draft'")
     with pytest.raises(GateBlocked, match="text"):
         cell(counted, "%%gate submit\ncalls.append('submit')\n")

@@ -9,7 +9,14 @@ import pytest
 
 from skillnb.core.workflow import Workflow
 from skillnb.errors import GateBlocked, StoreCorrupted
-from skillnb.jupyter.widgets import VIEW_MIME, RunView, show_run
+from skillnb.jupyter.widgets import (
+    PRESSED_CLASS,
+    TOGGLE_CLASS,
+    VIEW_MIME,
+    RunView,
+    saved_views_message,
+    show_run,
+)
 from skillnb.run import Run, open_run
 from skillnb.store import MemoryStore
 from skillnb.store.memory import MemoryData
@@ -274,18 +281,36 @@ def test_mimebundle_has_widget_plain_text_and_escaped_html(
     assert "&lt;script&gt;" in bundle["text/html"]
 
 
-def test_mermaid_diagram_with_a_toggle_to_the_built_in_list(
+def test_svg_diagram_with_a_toggle_to_the_built_in_list(
     run: Run, make_view: Callable[..., RunView]
 ) -> None:
     view = make_view(run)
-    (output,) = view.mermaid.outputs
-    markdown = output["data"]["text/markdown"]
-    assert markdown.startswith("```mermaid\n")
-    assert "draft" in markdown
-    assert view.diagram.children == (view.diagram_toggle, view.mermaid)
-    view.diagram_toggle.value = "list"
+    assert view.svg.value == view.diagram_svg
+    assert view.svg.value.startswith('<div class="skillnb-diagram"')
+    assert '<g class="skillnb-diagram-current">' in view.svg.value
+    assert view.diagram.children == (view.diagram_toggle, view.svg)
+    diagram, listed = view.diagram_buttons["diagram"], view.diagram_buttons["list"]
+    assert view.diagram_toggle.children == (diagram, listed)
+    assert PRESSED_CLASS in diagram._dom_classes
+    assert PRESSED_CLASS not in listed._dom_classes
+    listed.click()
     assert view.diagram.children == (view.diagram_toggle, view.chips)
     assert "skillnb-state-current" in view.chips.value
+    assert PRESSED_CLASS in listed._dom_classes
+    assert PRESSED_CLASS not in diagram._dom_classes
+    assert all(TOGGLE_CLASS in b._dom_classes for b in (diagram, listed))
+    diagram.click()
+    assert view.diagram.children == (view.diagram_toggle, view.svg)
+
+
+def test_the_saved_form_holds_the_same_svg(run: Run, make_view: Callable[..., RunView]) -> None:
+    view = make_view(run)
+    html = view._repr_mimebundle_()["text/html"]
+    assert view.diagram_svg in html
+    assert "skillnb-state-current" not in html  # the diagram, not the chips
+    message = saved_views_message(view.view, [view])
+    assert message is not None
+    assert view.diagram_svg in message["data"]["text/html"]
 
 
 def test_list_mode_and_a_run_without_workflow(make_view: Callable[..., RunView]) -> None:

@@ -1,11 +1,13 @@
-"""One state-machine diagram: the workflow cell and the run widget draw the same one.
+"""The state diagram reads at any width, in JupyterLab Light and Dark, for axe and for people.
 
-A notebook binds a workflow in a ``%%workflow`` cell and shows the run view
-(``%skillnb status``). Both diagrams are drawn by JupyterLab's Mermaid renderer from the same
-source, left to right (wider than tall), and their edge labels stay readable in JupyterLab
-Light and Dark: the text of every label, measured inside the rendered SVG against what lies
-behind it, meets WCAG AA (4.5:1). The diagram is an image, which axe cannot look into, so
-the contrast is computed here.
+A notebook binds the five-state ``market_research`` workflow in a ``%%workflow`` cell and
+shows the run view (``%skillnb status``). Both draw the state machine as inline SVG (no
+``<img>``): measured in the page, its text is at least 11 px as rendered and is never
+scaled (the SVG keeps its natural width; its box scrolls at 1024 px), the label text and
+the edges stand out from the output's background by at least 3:1 (computed from the
+rendered colours), axe finds no serious or critical violation in it, and the run view's
+diagram/list toggle says which is pressed (``aria-pressed``). The saved ``text/html`` of the
+view holds the same SVG, so a reopened notebook shows it too.
 """
 
 from __future__ import annotations
@@ -18,48 +20,37 @@ from labkit import set_theme
 
 pytestmark = pytest.mark.browser
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "workflows"
 KERNEL_START_MS = 60_000
 VIEW = ".skillnb-run-view"
-DIAGRAM = ".jp-RenderedMermaid figure img[src^='data:image/svg+xml']"
+DIAGRAM = ".skillnb-diagram > svg[role='img']"
 SCREENS = Path(__file__).resolve().parents[2] / "test-output" / "screens"
+SERIOUS = {"serious", "critical"}
 
-# Reads the SVG of a rendered diagram, puts it into the page (off screen, same size) so its
-# own stylesheet applies, and returns, for every edge label: its text, its colour and the
-# colour behind it (the label's background box, else the page behind the image).
-LABEL_COLOURS = """
-async (img) => {
-    const source = decodeURIComponent(img.src.split(',')[1] ?? '');
-    const svg = source.startsWith('<') ? source : atob(img.src.split(',')[1]);
-    const host = document.createElement('div');
-    host.style.cssText = 'position:fixed;left:-10000px;top:0;';
-    host.innerHTML = svg;
-    document.body.appendChild(host);
-    try {
-        const out = [];
-        for (const label of host.querySelectorAll('g.edgeLabel')) {
-            const text = label.textContent.trim();
-            if (!text) continue;
-            const node = label.querySelector('span, p, tspan, text') ?? label;
-            const colour = getComputedStyle(node).color;
-            const fill = getComputedStyle(label.querySelector('text') ?? node).fill;
-            let back = null;
-            for (const el of [node, ...label.querySelectorAll('*'), label]) {
-                const bg = getComputedStyle(el).backgroundColor;
-                if (bg && bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent') { back = bg; break; }
-            }
-            const rect = label.querySelector('rect');
-            if (back === null && rect) {
-                const f = getComputedStyle(rect).fill;
-                const o = parseFloat(getComputedStyle(rect).opacity || '1');
-                if (f && f !== 'none' && o > 0) back = f;
-            }
-            out.push({text, colour: label.querySelector('text') ? fill : colour, back});
-        }
-        return out;
-    } finally {
-        host.remove();
+# For one rendered diagram: its size as drawn and as declared, every text's rendered font
+# size, height and colour (with the colour of the label box behind it, if any), every edge's
+# stroke, and the background of the output the diagram sits on.
+MEASURE = """
+(svg) => {
+    const style = (el) => getComputedStyle(el);
+    let back = 'rgb(255, 255, 255)';
+    for (let n = svg.parentElement; n; n = n.parentElement) {
+        const bg = style(n).backgroundColor;
+        if (bg && bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent') { back = bg; break; }
     }
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].map((t) => {
+        const prev = t.previousElementSibling;
+        const label = prev && prev.tagName === 'rect' && !t.closest('g') ? style(prev).fill : null;
+        return {text: t.textContent, size: parseFloat(style(t).fontSize),
+                height: t.getBoundingClientRect().height, fill: style(t).fill, label};
+    });
+    const edges = [...svg.querySelectorAll('polyline, polygon')].map((e) => ({
+        stroke: e.tagName === 'polyline' ? style(e).stroke : style(e).fill}));
+    const host = svg.parentElement;
+    return {width: box.width, declared: parseFloat(svg.getAttribute('width')), back, texts,
+            edges, images: host.querySelectorAll('img').length,
+            scrolls: host.scrollWidth > host.clientWidth, overflow: style(host).overflowX};
 }
 """
 
@@ -120,12 +111,52 @@ def diagram_folder(lab_server: Any) -> Any:
             lab_server.api("DELETE", f"api/sessions/{session['id']}")
 
 
-def test_workflow_cell_and_widget_draw_one_readable_left_to_right_diagram(
+def axe_violations(page: Any, selector: str) -> list[str]:
+    """Axe's serious and critical violations inside ``selector``, one line each."""
+    axe_module = pytest.importorskip("axe_playwright_python.sync_playwright")
+    page.evaluate(
+        "() => { for (const el of [document.documentElement, document.body]) "
+        "el.style.height = '100%'; }"
+    )
+    results = axe_module.Axe().run(page, context={"include": [[selector]]}, options=None)
+    response: dict[str, Any] = results.response
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:4]]}"
+        for v in response["violations"]
+        if v.get("impact") in SERIOUS
+    ]
+
+
+def problems(name: str, theme: str, measured: dict[str, Any]) -> list[str]:
+    """What makes one measured diagram hard to read (empty when it reads well)."""
+    where = f"{theme} {name}"
+    found = []
+    if measured["images"]:
+        found.append(f"{where}: an <img> in the diagram")
+    if abs(measured["width"] - measured["declared"]) > 0.5:
+        found.append(f"{where}: drawn {measured['width']} px wide, not {measured['declared']}")
+    back = measured["back"]
+    for text in measured["texts"]:
+        if text["size"] < 11 or text["height"] < 11:
+            found.append(f"{where}: {text['text']!r} at {text['size']} px ({text['height']})")
+        behind = text["label"] or back
+        for under in {behind, back}:
+            ratio = contrast(text["fill"], under, back)
+            if ratio < 3:
+                found.append(f"{where}: {text['text']!r} {text['fill']} on {under}: {ratio:.2f}")
+    for edge in measured["edges"]:
+        ratio = contrast(edge["stroke"], back, back)
+        if ratio < 3:
+            found.append(f"{where}: edge {edge['stroke']} on {back}: {ratio:.2f}")
+    return found
+
+
+def test_the_diagram_is_inline_svg_readable_in_both_themes_and_at_any_width(
     lab_server: Any, page: Any, diagram_folder: Path
 ) -> None:
     nbformat = pytest.importorskip("nbformat")
     check = expect()
-    yaml = (FIXTURES / "review_workflow.yaml").read_text()
+    yaml = (FIXTURES / "market_research.yaml").read_text()
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell(source)
@@ -136,56 +167,71 @@ def test_workflow_cell_and_widget_draw_one_readable_left_to_right_diagram(
         "display_name": "Python 3 (ipykernel)",
         "language": "python",
     }
-    nbformat.write(notebook, diagram_folder / "flow.ipynb")
-    page.goto(f"{lab_server.url}lab/workspaces/diagram/tree/diagram/flow.ipynb?reset")
+    nbformat.write(notebook, diagram_folder / "market.ipynb")
+    page.goto(f"{lab_server.url}lab/workspaces/diagram/tree/diagram/market.ipynb?reset")
     cells = page.locator(".jp-Notebook .jp-Cell")
     check(cells).to_have_count(3, timeout=60_000)
     page.wait_for_function(
         "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
         timeout=KERNEL_START_MS,
     )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     workflow_diagram = cells.nth(1).locator(DIAGRAM)
     widget_diagram = cells.nth(2).locator(VIEW).locator(DIAGRAM)
+    check(workflow_diagram).to_have_count(1, timeout=KERNEL_START_MS)
+    check(widget_diagram).to_have_count(1, timeout=KERNEL_START_MS)
+    check(cells.nth(2).locator(".jp-RenderedMermaid, img")).to_have_count(0)
+    for state in ("init", "collecting", "analyzing", "reporting", "done"):
+        check(widget_diagram.locator("text", has_text=state)).not_to_have_count(0)
+    check(widget_diagram.locator("g.skillnb-diagram-current")).to_contain_text("current")
+    assert "States: init (current)" in widget_diagram.locator("desc").text_content()
+
     SCREENS.mkdir(parents=True, exist_ok=True)
-    low: list[str] = []
+    found: list[str] = []
     for theme in ("light", "dark"):
-        # Mermaid takes its theme when it draws: draw again in each theme.
-        set_theme(page, theme, settle_ms=1500)  # Mermaid draws again
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-        check(workflow_diagram).to_have_count(0)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        check(workflow_diagram).to_have_count(1, timeout=KERNEL_START_MS)
-        check(widget_diagram).to_have_count(1, timeout=KERNEL_START_MS)
-        if theme == "light":
-            check_one_left_to_right_source(page, workflow_diagram, widget_diagram)
+        set_theme(page, theme)
         for name, diagram in (("workflow", workflow_diagram), ("widget", widget_diagram)):
-            behind = diagram.evaluate(
-                "img => { for (let n = img; n; n = n.parentElement) {"
-                " const bg = getComputedStyle(n).backgroundColor;"
-                " if (bg && bg !== 'rgba(0, 0, 0, 0)') return bg; } return 'rgb(255,255,255)'; }"
-            )
-            labels = diagram.evaluate(LABEL_COLOURS)
-            assert labels, f"{name} diagram in {theme}: no edge label found"
-            for label in labels:
-                ratio = contrast(label["colour"], label["back"] or behind, behind)
-                if ratio < 4.5:
-                    low.append(f"{theme} {name} {label} on {behind}: {ratio:.2f}")
-        cells.nth(1).screenshot(path=str(SCREENS / f"workflow-diagram-{theme}.png"))
-    set_theme(page, "light", settle_ms=1500)  # the next test's page starts in the default theme
-    assert not low, "\n".join(low)
+            measured = diagram.evaluate(MEASURE)
+            assert len(measured["texts"]) >= 10, measured
+            found += problems(name, theme, measured)
+        found += [f"{theme}: {v}" for v in axe_violations(page, ".skillnb-diagram")]
+        cells.nth(2).locator(VIEW).screenshot(path=str(SCREENS / f"run-diagram-{theme}.png"))
+    set_theme(page, "light")
+    assert not found, "\n".join(found)
+
+    # A narrower window: the diagram keeps its size and its box scrolls.
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.wait_for_timeout(500)
+    narrow = widget_diagram.evaluate(MEASURE)
+    assert abs(narrow["width"] - narrow["declared"]) <= 0.5, narrow
+    assert narrow["overflow"] == "auto"
+    assert min(t["size"] for t in narrow["texts"]) >= 11
+
+    check_toggle_and_saved_form(page, cells.nth(2))
 
 
-def check_one_left_to_right_source(page: Any, workflow_diagram: Any, widget_diagram: Any) -> None:
-    """The workflow cell shows the Markdown the widget shows; both drawn wider than tall."""
-    sources = page.evaluate(
+def check_toggle_and_saved_form(page: Any, cell: Any) -> None:
+    """The toggle is one click away and says which is pressed; the saved HTML has the SVG."""
+    check = expect()
+    diagram = cell.locator(".skillnb-toggle", has_text="Diagram")
+    listed = cell.locator(".skillnb-toggle", has_text="List")
+    check(diagram).to_have_attribute("aria-pressed", "true", timeout=10_000)
+    check(listed).to_have_attribute("aria-pressed", "false")
+    listed.click()
+    check(listed).to_have_attribute("aria-pressed", "true", timeout=10_000)
+    check(diagram).to_have_attribute("aria-pressed", "false")
+    check(cell.locator(VIEW).locator(DIAGRAM)).to_have_count(0)
+    check(cell.locator(".skillnb-state-current")).to_have_count(1)
+    diagram.click()
+    check(cell.locator(VIEW).locator(DIAGRAM)).to_have_count(1, timeout=10_000)
+    saved = page.evaluate(
         """() => {
             const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
-            return cells.get(1).outputs.toJSON().map(o => o.data?.['text/markdown'])
+            return cells.get(2).outputs.toJSON().map(o => o.data?.['text/html'])
                 .filter(Boolean);
         }"""
     )
-    assert len(sources) == 1, sources
-    assert "\n    direction LR\n" in sources[0], sources
-    for diagram in (workflow_diagram, widget_diagram):
-        size = diagram.evaluate("img => [img.naturalWidth, img.naturalHeight]")
-        assert size[0] > size[1], size
+    assert len(saved) == 1, saved
+    assert '<div class="skillnb-diagram"' in saved[0]
+    assert "<svg" in saved[0]
+    assert "skillnb-state-current" not in saved[0]

@@ -107,7 +107,7 @@ def open_run_notebook(page: Any, lab_server: Any) -> Any:
     gate_view = cells.nth(GATE_CELL).locator(VIEW)
     check(gate_view).to_have_count(1, timeout=30_000)
     check(gate_view.locator(".skillnb-next-blocked")).to_contain_text("publish → published")
-    diagram = gate_view.locator(".jp-RenderedMermaid figure img[src^='data:image/svg+xml']")
+    diagram = gate_view.locator(".skillnb-diagram > svg[role='img']")  # inline: axe reads it
     check(diagram).to_have_count(1, timeout=30_000)
     page.locator(PANEL_TAB).click()
     panel = page.locator(PANEL)

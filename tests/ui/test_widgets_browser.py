@@ -99,8 +99,8 @@ def test_run_view_approve_and_pass(
     check(view.locator(".skillnb-pending-row")).to_contain_text("Send the draft to review?")
     check(status_view.get_by_role("button", name="Approve")).to_have_count(1)  # live too
 
-    # The state machine is drawn by JupyterLab's mermaid renderer inside the view.
-    diagram = view.locator(".jp-RenderedMermaid figure img[src^='data:image/svg+xml']")
+    # The state machine is drawn inside the view as inline SVG.
+    diagram = view.locator(".skillnb-diagram > svg[role='img']")
     check(diagram).to_have_count(1, timeout=30_000)
     # Fact text is shown as text: no script ran, no markup was made.
     facts = view.locator(".skillnb-facts")

@@ -192,11 +192,14 @@ class SkillnbMagics(Magics):
             definition = Workflow.from_yaml(Path(args.file)) if cell is None else _cell_yaml(cell)
             view = self.session.bind(definition).describe()
         if view.get("mermaid"):
-            from skillnb.core.graph import mermaid_markdown
+            from skillnb.jupyter.widgets_render import diagram_html
 
-            diagram = view["mermaid"]  # the run widget draws the same diagram the same way
+            # The run widget draws the same SVG; text/plain keeps the Mermaid source.
             self.session.shell.display_pub.publish(
-                data={"text/markdown": mermaid_markdown(diagram), "text/plain": diagram}
+                data={
+                    "text/html": diagram_html(definition, view),
+                    "text/plain": view["mermaid"],
+                }
             )
         self.session.show(outcomes.workflow_bound(view))
 

@@ -2,7 +2,9 @@
 
 The view renders :meth:`skillnb.run.Run.describe` and sends intents back (approve, reject,
 refresh); every rule stays in the :class:`~skillnb.run.Run`. It shows the workflow's state
-machine (mermaid, drawn by JupyterLab's Markdown renderer, or a built-in list of states), the
+machine (inline SVG drawn by :mod:`skillnb.core.diagram`, or a built-in list of states; a
+*Diagram* / *List* pair of buttons switches, the pressed one marked ``skillnb-pressed``, which
+SKILL.nb's JupyterLab extension exposes as ``aria-pressed``), the
 transitions out of the current state coloured by gate status, pending approvals with
 **Approve** / **Reject** buttons, the last gate report, the facts, batches and the recent
 history. It follows the run through the run's :class:`~skillnb.jupyter.live.RunFeed` (one per
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
     from skillnb.run import Run
 
 __all__ = [
+    "PRESSED_CLASS",
+    "TOGGLE_CLASS",
     "VIEW_MIME",
     "VIEW_TARGET",
     "DiagramMode",
@@ -49,11 +53,16 @@ __all__ = [
     "show_run",
 ]
 
-DiagramMode = Literal["auto", "mermaid", "list"]
-"""How the state machine is drawn: ``mermaid`` (JupyterLab renders it), ``list`` (built-in)."""
+DiagramMode = Literal["auto", "diagram", "mermaid", "list"]
+"""How the state machine is first drawn: ``diagram`` (inline SVG; ``mermaid`` and ``auto`` say
+the same), ``list`` (the states as chips)."""
 
-_DIAGRAM = "mermaid"
+_DIAGRAM = "diagram"
 _LIST = "list"
+PRESSED_CLASS = "skillnb-pressed"
+"""The class of the pressed button of the diagram/list toggle (``aria-pressed="true"``)."""
+TOGGLE_CLASS = "skillnb-toggle"
+"""The class of the toggle's buttons (the extension keeps their ``aria-pressed`` current)."""
 _TONES = {
     "ok": render.STATUS_COLOURS["passing"],
     "info": render.STATUS_COLOURS["unknown"],
@@ -87,8 +96,8 @@ class RunView:
 
     Args:
         run: the run to show.
-        diagram: ``auto`` draws the machine with mermaid when there is one, with a toggle to
-            the built-in list; ``list`` starts on the list.
+        diagram: ``auto`` draws the machine as an SVG diagram when there is one, with a
+            toggle to the built-in list; ``list`` starts on the list.
         by: who decisions are attributed to (default: ``run.user``).
         feed: the run's shared :class:`~skillnb.jupyter.live.RunFeed` (a notebook session
             keeps one per run); without one the view makes a feed of its own, from the
@@ -142,14 +151,25 @@ class RunView:
     def _build(self, diagram: DiagramMode) -> None:
         layout = w.Layout(margin="0 0 4px 0")
         self.header = w.HTML()
-        self.mermaid = w.Output(layout=layout)
+        # The SVG keeps its natural width; its own <div> scrolls when the output is narrower.
+        self.svg = w.HTML(layout=w.Layout(margin="0 0 4px 0", width="100%"))
+        self.diagram_svg = ""
+        """The inline SVG of the state machine shown (also in the saved ``text/html``)."""
         self.chips = w.HTML(layout=layout)
-        self.diagram_toggle = w.ToggleButtons(
-            options=[("diagram", _DIAGRAM), ("list", _LIST)],
-            value=_LIST if diagram == "list" else _DIAGRAM,
-            style={"button_width": "80px"},
-        )
-        self.diagram_toggle.observe(lambda _change: self._show_diagram(), names="value")
+        self.diagram_mode = _LIST if diagram == "list" else _DIAGRAM
+        self.diagram_buttons = {
+            mode: w.Button(
+                description=mode.capitalize(),
+                tooltip=f"Show the state machine as a {mode}",
+                layout=w.Layout(width="auto"),
+            )
+            for mode in (_DIAGRAM, _LIST)
+        }
+        for mode, button in self.diagram_buttons.items():
+            button.add_class(TOGGLE_CLASS)
+            button.on_click(lambda _b, mode=mode: self.show_as(mode))
+        self.diagram_toggle = w.HBox(list(self.diagram_buttons.values()))
+        self.diagram_toggle.add_class("skillnb-diagram-toggle")
         self.diagram = w.VBox()
         self.next = w.HTML()
         self.pending_title = w.HTML()
@@ -183,12 +203,23 @@ class RunView:
         )
         self.widget.add_class("skillnb-run-view")
 
+    def show_as(self, mode: str) -> None:
+        """Draw the state machine as a ``diagram`` or a ``list`` (what the toggle calls)."""
+        self.diagram_mode = _LIST if mode == _LIST else _DIAGRAM
+        self._show_diagram()
+
     def _show_diagram(self) -> None:
-        source = self.view.get("mermaid")
-        if not source:
+        for mode, button in self.diagram_buttons.items():
+            # mod-active: ipywidgets' own look of a pressed toggle (it meets AA in both themes)
+            for name in (PRESSED_CLASS, "mod-active"):
+                if mode == self.diagram_mode:
+                    button.add_class(name)
+                else:
+                    button.remove_class(name)
+        if not self.diagram_svg:
             self.diagram.children = (self.chips,)
-        elif self.diagram_toggle.value == _DIAGRAM:
-            self.diagram.children = (self.diagram_toggle, self.mermaid)
+        elif self.diagram_mode == _DIAGRAM:
+            self.diagram.children = (self.diagram_toggle, self.svg)
         else:
             self.diagram.children = (self.diagram_toggle, self.chips)
 
@@ -205,13 +236,13 @@ class RunView:
         if self._read_failed:
             self._read_failed = False
             self.message.value = ""
-        old_mermaid = self.view.get("mermaid")
         self.view = view
         self.header.value = render.header_html(view)
         self.chips.value = render.chips_html(view)
         self.next.value = render.next_html(view)
-        if view.get("mermaid") and view.get("mermaid") != old_mermaid:
-            self.mermaid.outputs = (_markdown_output(str(view["mermaid"])),)
+        drawn = render.diagram_html(self.run.workflow, view)
+        if drawn != self.diagram_svg:
+            self.diagram_svg = self.svg.value = drawn
         self._show_diagram()
         self._refresh_pending(view.get("pending") or [])
         self.report.value = render.follow_ups_html(view) + render.report_html(view)
@@ -352,7 +383,7 @@ class RunView:
 
     def to_html(self) -> str:
         """Render the static, escaped HTML form."""
-        return render.render_html(self.view)
+        return render.render_html(self.view, diagram=self.diagram_svg)
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_() or {})
@@ -398,7 +429,8 @@ class RunView:
             row.close()
         self.settled.clear()
         sections = self.widget.children
-        for child in (*sections, self.mermaid, self.chips, self.diagram_toggle, self.widget):
+        toggle = (*self.diagram_buttons.values(), self.diagram_toggle)
+        for child in (*sections, self.svg, self.chips, *toggle, self.widget):
             child.close()
 
 
@@ -410,10 +442,12 @@ def saved_views_message(view: Mapping[str, Any], views: list[Any]) -> dict[str, 
     notebook saved later shows the run as it is, not as it was when the view was displayed.
     ``None`` when none of ``views`` is an open ``RunView``.
     """
-    models = [v.widget.model_id for v in views if isinstance(v, RunView) and not v.closed]
-    if not models:
+    shown = [v for v in views if isinstance(v, RunView) and not v.closed]
+    if not shown:
         return None
-    data = {"text/html": render.render_html(view), "text/plain": render_text(view)}
+    models = [v.widget.model_id for v in shown]
+    diagram = render.diagram_html(shown[0].run.workflow, view)
+    data = {"text/html": render.render_html(view, diagram=diagram), "text/plain": render_text(view)}
     return {"v": 1, "models": models, "data": data}
 
 
@@ -452,18 +486,6 @@ def _clock_time(moment: datetime) -> str:
     if local.date() == datetime.now().astimezone().date():
         return local.strftime("%H:%M")
     return f"{local.strftime('%b')} {local.day} {local.strftime('%H:%M')}"
-
-
-def _markdown_output(source: str) -> dict[str, Any]:
-    """Build an output-area record showing ``source`` as a mermaid diagram in Markdown."""
-    return {
-        "output_type": "display_data",
-        "data": {
-            "text/markdown": render.mermaid_markdown(source, direction="LR"),
-            "text/plain": source,
-        },
-        "metadata": {},
-    }
 
 
 def _close_controls(controls: PendingControls) -> None:

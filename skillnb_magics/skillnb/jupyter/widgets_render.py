@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillnb.core.marks import MARKS, mark
 from skillnb.core.shell import magic_command
@@ -31,12 +31,16 @@ from skillnb.core.viewtext import (
     thread_resume,
 )
 
+if TYPE_CHECKING:
+    from skillnb.core.workflow import Workflow
+
 __all__ = [
     "STATUS_COLOURS",
     "STATUS_MARKS",
     "batches_html",
     "chips_html",
     "clip",
+    "diagram_html",
     "facts_html",
     "gate_reason",
     "gate_status",
@@ -129,10 +133,40 @@ def header_html(view: View) -> str:
     )
 
 
-def states_html(view: View) -> str:
-    """Render the states as chips (current highlighted, visited marked) and the moves out."""
-    chips = chips_html(view)
-    return chips + next_html(view) if chips else ""
+def states_html(view: View, diagram: str = "") -> str:
+    """Render the state machine (``diagram``, else chips) and the moves out of the state.
+
+    Args:
+        view: a ``describe()`` result.
+        diagram: the run's inline SVG diagram (:func:`diagram_html`); without one the
+            states are chips (current highlighted, visited marked).
+
+    """
+    drawn = diagram or chips_html(view)
+    return drawn + next_html(view) if drawn else ""
+
+
+def diagram_html(workflow: Workflow | None, view: View) -> str:
+    """The run's state machine as inline SVG (:func:`skillnb.core.diagram.to_svg`).
+
+    The current state, visited states and gate statuses come from ``view`` (a
+    ``describe()`` of a run of ``workflow``); ``""`` without a workflow.
+    """
+    if workflow is None or not view.get("states"):
+        return ""
+    from skillnb.core.diagram import to_svg  # definitions are not needed to load the extension
+
+    statuses = {
+        str(m["trigger"]): str(m.get("status"))
+        for m in view.get("next") or []
+        if m.get("status") not in (None, "unknown")
+    }
+    return to_svg(
+        workflow,
+        current=view.get("state"),
+        visited=view.get("visited") or [],
+        statuses=statuses,
+    )
 
 
 def chips_html(view: View) -> str:
@@ -367,15 +401,16 @@ def mermaid_markdown(source: str, *, direction: str | None = None) -> str:
     return fenced(source, direction=direction)
 
 
-def render_html(view: View) -> str:
+def render_html(view: View, *, diagram: str = "") -> str:
     """Render the whole run as one static, escaped HTML fragment (the widget-less fallback).
 
     It is saved in the notebook, so it holds no times (the live widget shows them as
     tooltips): a fresh execution gives the same HTML, as ``pytest --nbval`` expects.
+    ``diagram`` is the run's inline SVG (:func:`diagram_html`), shown in place of the chips.
     """
     sections = (
         header_html(view),
-        states_html(view),
+        states_html(view, diagram),
         pending_html(view),
         follow_ups_html(view),
         threads_html(view, ids=False),
