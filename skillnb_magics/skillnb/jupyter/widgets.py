@@ -32,6 +32,7 @@ import ipywidgets as w
 from skillnb.core.viewtext import render_text
 from skillnb.errors import ApprovalError, SkillnbError
 from skillnb.jupyter import widgets_render as render
+from skillnb.jupyter.asof import saved_view, stamped
 from skillnb.jupyter.live import RunFeed
 from skillnb.jupyter.mirror import VIEW_MIME, VIEW_TARGET
 
@@ -351,8 +352,8 @@ class RunView:
         return render_text(self.view)
 
     def to_html(self) -> str:
-        """Render the static, escaped HTML form."""
-        return render.render_html(self.view)
+        """Render the static, escaped HTML form, marked "as of vN, HH:MM" (:mod:`.asof`)."""
+        return stamped(render.render_html(self.view), self.view)
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_() or {})
@@ -407,14 +408,14 @@ def saved_views_message(view: Mapping[str, Any], views: list[Any]) -> dict[str, 
 
     ``{"v": 1, "models": [widget model ids], "data": {"text/html": ..., "text/plain": ...}}``:
     SKILL.nb's JupyterLab extension puts ``data`` into the outputs of those widgets, so a
-    notebook saved later shows the run as it is, not as it was when the view was displayed.
+    notebook saved later shows the run as it is, not as it was when the view was displayed;
+    the HTML is marked with the version and time it shows (:mod:`skillnb.jupyter.asof`).
     ``None`` when none of ``views`` is an open ``RunView``.
     """
     models = [v.widget.model_id for v in views if isinstance(v, RunView) and not v.closed]
     if not models:
         return None
-    data = {"text/html": render.render_html(view), "text/plain": render_text(view)}
-    return {"v": 1, "models": models, "data": data}
+    return {"v": 1, "models": models, "data": saved_view(view)}
 
 
 def show_run(run: Run, **options: Any) -> RunView:
