@@ -16,6 +16,14 @@
  * `{v: 1, models: [widget model ids], data: {'text/html', 'text/plain'}}` on the comm
  * target `skillnb.view`, and the outputs of those widgets take the new data (so a notebook
  * saved later shows the run as it is, not as it was when the view was displayed).
+ *
+ * A saved view is marked "as of v38, 14:02" (its run id and version in `data-skillnb-*`
+ * attributes, see `asof.ts`). When the fallback is shown (no kernel, or one without the
+ * widget's model), the view is brought up to date from the server's routes: the run's view
+ * as it is now (`GET /skillnb/api/view`) replaces the saved HTML on screen (not in the
+ * notebook: opening a notebook does not change it), and a line says so ("Current: as of
+ * v43, 14:10 …"). When that route fails, the version route says whether the run moved on
+ * ("Saved at v38, 14:02; the run is now at v43."), so no stale view passes for current.
  */
 import type {
   JupyterFrontEnd,
@@ -24,8 +32,16 @@ import type {
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
-import { Panel } from '@lumino/widgets';
+import { Panel, Widget } from '@lumino/widgets';
 
+import {
+  askRun,
+  parseAsOf,
+  verdict,
+  type IVerdict,
+  type IViewSource
+} from './asof';
+import { ServerRunClient } from './request';
 import { parseSavedViews } from './savedviews';
 import { PLUGIN_IDS } from './tokens';
 
@@ -42,6 +58,9 @@ export const GRACE_MS = 1000;
 /** CSS class of the renderer's node; `data-skillnb-view` is `pending`, `live` or `fallback`. */
 export const LIVE_VIEW_CLASS = 'jp-skillnb-live-view';
 
+/** CSS class of the line that says whether a saved view is current. */
+export const FRESHNESS_CLASS = 'jp-skillnb-freshness';
+
 /** What the renderer needs from a rendermime registry. */
 export interface IRendererSource {
   createRenderer(mimeType: string): IRenderMime.IRenderer;
@@ -55,14 +74,18 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
    * @param source the notebook's rendermime (the live and the fallback renderers)
    * @param hasModel whether the notebook's kernel holds a widget model: a live widget is
    *   tried only then, so a missing one costs no "widget model not found" in the console
+   * @param runs the server's routes for the notebook's run: a saved view shown as the
+   *   fallback is brought up to date from them (none: the saved view stays as saved)
    */
   constructor(
     source: IRendererSource,
-    hasModel: (id: string) => boolean = () => true
+    hasModel: (id: string) => boolean = () => true,
+    runs: IViewSource | null = null
   ) {
     super();
     this._source = source;
     this._hasModel = hasModel;
+    this._runs = runs;
     this.addClass(LIVE_VIEW_CLASS);
     this._show('pending');
   }
@@ -93,6 +116,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     this._reset();
     this._fallback?.dispose();
     this._fallback = null;
+    this._forget();
     if (model.data['text/html'] !== undefined) {
       const fallback = this._source.createRenderer('text/html');
       conceal(fallback, true);
@@ -149,6 +173,14 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
       return;
     }
     model.setData({ data: { ...model.data, ...data } });
+  }
+
+  /** Bring a saved view shown as the fallback up to date from the run again. */
+  async refreshFromRun(): Promise<void> {
+    if (this.shown === 'fallback') {
+      this._upgradedFor = null;
+      await this._upgrade();
+    }
   }
 
   dispose(): void {
@@ -209,10 +241,82 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     if (this._fallback !== null) {
       conceal(this._fallback, what !== 'fallback');
     }
+    if (this._note !== null) {
+      conceal(this._note, what !== 'fallback');
+    }
+    if (what === 'fallback' && this._upgradedFor !== this._model) {
+      void this._upgrade();
+    }
+  }
+
+  /** Show the run as it is now in place of the saved view (or say why not). */
+  private async _upgrade(): Promise<void> {
+    const model = this._model;
+    const fallback = this._fallback;
+    if (model === null || fallback === null || this._runs === null) {
+      return;
+    }
+    this._upgradedFor = model;
+    const saved = parseAsOf(model.data['text/html']);
+    if (saved === null) {
+      return; // saved before views were marked: nothing says which run it shows
+    }
+    const live = await askRun(this._runs);
+    if (
+      this.isDisposed ||
+      this._model !== model ||
+      this._fallback !== fallback
+    ) {
+      return;
+    }
+    const said = verdict(saved, live);
+    if (said.html !== null) {
+      await fallback.renderModel({
+        trusted: model.trusted,
+        metadata: model.metadata,
+        data: {
+          ...model.data,
+          'text/html': said.html,
+          'text/plain': said.plain ?? ''
+        },
+        setData: () => undefined
+      });
+      if (this.isDisposed || this._fallback !== fallback) {
+        return;
+      }
+    }
+    this._say(said);
+  }
+
+  private _say(said: IVerdict): void {
+    let note = this._note;
+    if (note === null) {
+      note = new Widget();
+      note.node.setAttribute('role', 'status');
+      this._note = note;
+      this.insertWidget(0, note);
+    }
+    note.node.className = `${FRESHNESS_CLASS} ${FRESHNESS_CLASS}-${said.freshness}`;
+    note.node.textContent = said.text;
+    conceal(note, this.shown !== 'fallback');
+    this.node.dataset.skillnbFreshness = said.freshness;
+    this.node.dataset.skillnbShownVersion = String(said.version);
+  }
+
+  /** Drop what was said about the last saved view. */
+  private _forget(): void {
+    this._note?.dispose();
+    this._note = null;
+    this._upgradedFor = null;
+    delete this.node.dataset.skillnbFreshness;
+    delete this.node.dataset.skillnbShownVersion;
   }
 
   private readonly _source: IRendererSource;
   private readonly _hasModel: (id: string) => boolean;
+  private readonly _runs: IViewSource | null;
+  private _note: Widget | null = null;
+  private _upgradedFor: IRenderMime.IMimeModel | null = null;
   private _model: IRenderMime.IMimeModel | null = null;
   private _fallback: IRenderMime.IRenderer | null = null;
   private _live: IRenderMime.IRenderer | null = null;
@@ -232,7 +336,7 @@ function widgetId(model: IRenderMime.IMimeModel | null): string {
  * Take `widget` out of the layout or put it back. Not lumino's `hide()`: ipywidgets hides
  * its renderer when the widget is closed, and that must stay tellable apart.
  */
-function conceal(widget: IRenderMime.IRenderer, concealed: boolean): void {
+function conceal(widget: Widget, concealed: boolean): void {
   widget.node.style.display = concealed ? 'none' : '';
 }
 
@@ -296,6 +400,8 @@ export class WidgetModels {
 
 /** The hooks a notebook gives: its rendermime and when its kernel (and widgets) arrive. */
 export interface ILiveViewHost {
+  /** The server's routes for the notebook's run (none: saved views stay as saved). */
+  runs?: IViewSource | null;
   rendermime: IRendererSource & {
     addFactory(factory: IRenderMime.IRendererFactory, rank?: number): void;
   };
@@ -316,8 +422,10 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
       mimeTypes: [VIEW_MIME_TYPE],
       defaultRank: VIEW_RANK,
       createRenderer: () => {
-        const renderer = new LiveViewRenderer(host.rendermime, id =>
-          models.has(id)
+        const renderer = new LiveViewRenderer(
+          host.rendermime,
+          id => models.has(id),
+          host.runs ?? null
         );
         renderers.add(renderer);
         renderer.disposed.connect(() => renderers.delete(renderer));
@@ -384,12 +492,17 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
     'Shows SKILL.nb run views live, or their saved HTML when the widget is gone.',
   autoStart: true,
   activate: (app: JupyterFrontEnd): void => {
+    const client = new ServerRunClient(app.serviceManager.serverSettings);
     app.docRegistry.addWidgetExtension('Notebook', {
       createNew: widget => {
         const panel = widget as NotebookPanel;
         installLiveViews({
           rendermime: panel.content.rendermime,
-          sessionContext: panel.sessionContext
+          sessionContext: panel.sessionContext,
+          runs: {
+            view: () => client.savedView(panel.context.path),
+            version: () => client.version(panel.context.path)
+          }
         });
       }
     });
