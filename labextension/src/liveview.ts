@@ -24,6 +24,8 @@
  * notebook: opening a notebook does not change it), and a line says so ("Current: as of
  * v43, 14:10 …"). When that route fails, the version route says whether the run moved on
  * ("Saved at v38, 14:02; the run is now at v43."), so no stale view passes for current.
+ * While such views are on screen the run's version is asked every `FOLLOW_MS`, and a view
+ * whose run moved on is brought up to date again.
  */
 import type {
   JupyterFrontEnd,
@@ -58,6 +60,8 @@ export const GRACE_MS = 1000;
 /** CSS class of the renderer's node; `data-skillnb-view` is `pending`, `live` or `fallback`. */
 export const LIVE_VIEW_CLASS = 'jp-skillnb-live-view';
 
+/** How often the run's version is asked while saved views are shown in its place. */
+export const FOLLOW_MS = 2000;
 /** CSS class of the line that says whether a saved view is current. */
 export const FRESHNESS_CLASS = 'jp-skillnb-freshness';
 
@@ -175,6 +179,11 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     model.setData({ data: { ...model.data, ...data } });
   }
 
+  /** The run's version when the server was last asked (`null`: not asked, or no answer). */
+  get followedVersion(): number | null {
+    return this._followed;
+  }
+
   /** Bring a saved view shown as the fallback up to date from the run again. */
   async refreshFromRun(): Promise<void> {
     if (this.shown === 'fallback') {
@@ -269,6 +278,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     ) {
       return;
     }
+    this._followed = live.view?.version ?? live.version ?? null;
     const said = verdict(saved, live);
     if (said.html !== null) {
       await fallback.renderModel({
@@ -308,6 +318,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     this._note?.dispose();
     this._note = null;
     this._upgradedFor = null;
+    this._followed = null;
     delete this.node.dataset.skillnbFreshness;
     delete this.node.dataset.skillnbShownVersion;
   }
@@ -317,6 +328,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
   private readonly _runs: IViewSource | null;
   private _note: Widget | null = null;
   private _upgradedFor: IRenderMime.IMimeModel | null = null;
+  private _followed: number | null = null;
   private _model: IRenderMime.IMimeModel | null = null;
   private _fallback: IRenderMime.IRenderer | null = null;
   private _live: IRenderMime.IRenderer | null = null;
@@ -402,6 +414,8 @@ export class WidgetModels {
 export interface ILiveViewHost {
   /** The server's routes for the notebook's run (none: saved views stay as saved). */
   runs?: IViewSource | null;
+  /** Emitted when the notebook closes (ends the following of its run). */
+  disposed?: { connect(slot: () => void): boolean };
   rendermime: IRendererSource & {
     addFactory(factory: IRenderMime.IRendererFactory, rank?: number): void;
   };
@@ -482,7 +496,48 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
     listen();
     window.setTimeout(retry, GRACE_MS);
   });
+  const runs = host.runs ?? null;
+  if (runs !== null) {
+    const timer = window.setInterval(
+      () => void followRun(runs, renderers),
+      FOLLOW_MS
+    );
+    host.disposed?.connect(() => window.clearInterval(timer));
+  }
   return renderers;
+}
+
+const asking = new WeakSet<Set<LiveViewRenderer>>();
+
+/** Bring the saved views shown in place of the run up to date when its version moved. */
+async function followRun(
+  runs: IViewSource,
+  renderers: Set<LiveViewRenderer>
+): Promise<void> {
+  const watched = [...renderers].filter(
+    r => r.shown === 'fallback' && r.followedVersion !== null
+  );
+  if (
+    !watched.length ||
+    asking.has(renderers) ||
+    (typeof document !== 'undefined' && document.visibilityState === 'hidden')
+  ) {
+    return;
+  }
+  asking.add(renderers);
+  try {
+    const { exists, version } = await runs.version();
+    const now = exists ? version : null;
+    await Promise.all(
+      watched
+        .filter(r => r.followedVersion !== now)
+        .map(r => r.refreshFromRun())
+    );
+  } catch {
+    // The server did not answer: the next round asks again.
+  } finally {
+    asking.delete(renderers);
+  }
 }
 
 /** Installs the run view renderer on every notebook. */
@@ -499,6 +554,7 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
         installLiveViews({
           rendermime: panel.content.rendermime,
           sessionContext: panel.sessionContext,
+          disposed: panel.disposed,
           runs: {
             view: () => client.savedView(panel.context.path),
             version: () => client.version(panel.context.path)

@@ -6,7 +6,8 @@ notebook and closes its kernel. The approval is then given outside JupyterLab, w
 with its version ("as of vN, HH:MM"); the extension brings it up to date from the server: it
 shows the run's new version, no pending approval, and a line saying it is current. The
 notebook is not changed by that. When the server's view route fails, the view says instead
-that it was saved at vN and the run is now at vM.
+that it was saved at vN and the run is now at vM. While the notebook stays open, the view
+follows the run's later changes.
 """
 
 from __future__ import annotations
@@ -145,6 +146,14 @@ def test_a_reopened_saved_view_shows_the_run_as_changed_outside_and_says_so(
     cell.scroll_into_view_if_needed()
     page.screenshot(path=str(ui_output / "saved-view-asof-current.png"))
 
+    # The run moves on while the notebook stays open: the view follows it.
+    with skillnb.open_run(notebook, memory=False) as run:
+        run.formalize("reviewer_note", "looks fine")
+        moved = run.version
+    check(holder).to_have_attribute("data-skillnb-shown-version", str(moved), timeout=15_000)
+    check(holder).to_contain_text("reviewer_note")
+    check(holder.locator(".skillnb-as-of")).to_contain_text(f"as of v{moved}, ")
+
     # The view route fails: the saved view stays, and says the run moved on.
     page.route(
         "**/skillnb/api/view?**",
@@ -154,7 +163,7 @@ def test_a_reopened_saved_view_shows_the_run_as_changed_outside_and_says_so(
     holder = cell.locator(LIVE_VIEW)
     check(holder).to_have_attribute("data-skillnb-freshness", "behind", timeout=30_000)
     check(holder.locator(".jp-skillnb-freshness")).to_contain_text(
-        re.compile(rf"Saved at v{before}, [^;]+; the run is now at v{after}\.")
+        re.compile(rf"Saved at v{before}, [^;]+; the run is now at v{moved}\.")
     )
     check(holder).to_contain_text("Pending approvals")  # the saved view, marked as such
     check(holder.locator(".skillnb-as-of")).to_contain_text(f"as of v{before}, ")
