@@ -12,6 +12,11 @@ export interface IAsOf {
   version: number;
   /** ISO time of that version ('' when the marker has none). */
   at: string;
+  /**
+   * `run`: a run view (brought up to date from the server); `form`: a widget's saved form
+   * (a Keep button, a batch bar), marked only.
+   */
+  kind: 'run' | 'form';
 }
 
 /** The server's rendering of a run view, as it is now (`GET /skillnb/api/view`). */
@@ -85,7 +90,12 @@ export function parseAsOf(html: unknown): IAsOf | null {
   if (run === null || !Number.isInteger(version) || version < 0) {
     return null;
   }
-  return { run, version, at: attribute(tag, 'data-skillnb-at') ?? '' };
+  return {
+    run,
+    version,
+    at: attribute(tag, 'data-skillnb-at') ?? '',
+    kind: attribute(tag, 'data-skillnb-view') === 'form' ? 'form' : 'run'
+  };
 }
 
 /** Read the view route's answer; `null` when it is not one this version understands. */

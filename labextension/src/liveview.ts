@@ -267,8 +267,9 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     }
     this._upgradedFor = model;
     const saved = parseAsOf(model.data['text/html']);
-    if (saved === null) {
-      return; // saved before views were marked: nothing says which run it shows
+    if (saved === null || saved.kind !== 'run') {
+      // Saved before views were marked, or a widget's form (marked, not a view to replace).
+      return;
     }
     const live = await askRun(this._runs);
     if (

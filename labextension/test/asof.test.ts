@@ -24,7 +24,7 @@ function savedHtml(run: string, version: number, at: string): string {
 const AT = '2026-12-02T13:02:41+00:00';
 const LATER = '2026-12-02T13:10:05+00:00';
 const NOW = new Date('2026-12-02T15:00:00+00:00');
-const SAVED: IAsOf = { run: 'run-1', version: 38, at: AT };
+const SAVED: IAsOf = { run: 'run-1', version: 38, at: AT, kind: 'run' };
 
 function fresh(version: number, run = 'run-1'): unknown {
   return {
@@ -43,7 +43,20 @@ describe('parseAsOf', () => {
 
   it('unescapes the attributes as the kernel escaped them', () => {
     const html = savedHtml('a&quot;b&amp;c&lt;', 3, '');
-    assert.deepEqual(parseAsOf(html), { run: 'a"b&c<', version: 3, at: '' });
+    assert.deepEqual(parseAsOf(html), {
+      run: 'a"b&c<',
+      version: 3,
+      at: '',
+      kind: 'run'
+    });
+  });
+
+  it("tells a widget's saved form from a run view", () => {
+    const html = savedHtml('run-1', 38, AT).replace(
+      'data-skillnb-at=',
+      'data-skillnb-view="form" data-skillnb-at='
+    );
+    assert.equal(parseAsOf(html)?.kind, 'form');
   });
 
   it('finds nothing in a view saved before views were marked, or in bad markers', () => {

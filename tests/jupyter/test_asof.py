@@ -122,3 +122,42 @@ def test_a_run_view_and_its_fresh_saved_forms_carry_the_marker(run: Any) -> None
         assert "as of" not in message["data"]["text/plain"]
     finally:
         view.close()
+
+
+def test_a_widgets_saved_form_is_marked_as_a_form_with_the_runs_version(run: Any) -> None:
+    import ipywidgets
+
+    from skillnb.jupyter.asof import run_moment
+    from skillnb.jupyter.savedform import SavedForm
+
+    run.formalize("deadline", "friday")
+    sent: list[dict[str, Any]] = []
+
+    class Channel:
+        def send(self, message: dict[str, Any]) -> None:
+            sent.append(message)
+
+    button = ipywidgets.Button(description="Keep <b>x</b>")
+    form = SavedForm(
+        button, "Keep <b>x</b> — not kept", channel=Channel(), as_of=lambda: run_moment(run)
+    )
+    try:
+        bundle = form._repr_mimebundle_()
+        (shown,) = markers(bundle["text/html"]).found
+        assert shown["data-skillnb-view"] == "form"
+        assert shown["data-skillnb-run"] == run.id
+        assert shown["data-skillnb-version"] == str(run.version)
+        assert "Keep &lt;b&gt;x&lt;/b&gt; — not kept" in bundle["text/html"]
+        assert bundle["text/plain"] == "Keep <b>x</b> — not kept"  # no id, no time
+        run.formalize("deadline", "monday")
+        form.update("Keep <b>x</b> — kept as v2", tone="ok")
+        (fresh,) = markers(sent[-1]["data"]["text/html"]).found
+        assert fresh["data-skillnb-version"] == str(run.version)
+        # without the run, the form stays unmarked
+        assert "skillnb-as-of" not in SavedForm(button, "plain").html
+    finally:
+        button.close()
+
+
+def test_a_run_views_marker_says_it_is_a_run_view(run: Any) -> None:
+    assert markers(stamped("", run.describe())).found[0]["data-skillnb-view"] == "run"

@@ -17,12 +17,15 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillnb.core.viewtext import render_text
 from skillnb.jupyter.widgets_render import render_html
 
-__all__ = ["AS_OF_CLASS", "as_of_html", "as_of_text", "saved_view", "stamped"]
+if TYPE_CHECKING:
+    from skillnb.run import Run
+
+__all__ = ["AS_OF_CLASS", "as_of_html", "as_of_text", "run_moment", "saved_view", "stamped"]
 
 AS_OF_CLASS = "skillnb-as-of"
 """The CSS class of the marker element (the extension finds it by this class)."""
@@ -59,8 +62,22 @@ def as_of_text(view: Mapping[str, Any], *, tz: tzinfo | None = None) -> str:
     return f"as of v{version}, {moment.astimezone(tz).strftime('%H:%M')}"
 
 
-def as_of_html(view: Mapping[str, Any], *, tz: tzinfo | None = None) -> str:
+def run_moment(run: Run) -> dict[str, Any]:
+    """The run id, version and time of ``run`` as this process last read it (no disk read)."""
+    state = run.journal.state
+    at = state.updated_at
+    return {
+        "run_id": state.run_id,
+        "version": state.version,
+        "updated_at": at.isoformat() if at is not None else None,
+    }
+
+
+def as_of_html(view: Mapping[str, Any], *, tz: tzinfo | None = None, kind: str = "run") -> str:
     """The marker element: the readable line and the run id, version and time as attributes.
+
+    ``kind`` is ``run`` for a run view (the extension may replace it by the run's view as it
+    is now) and ``form`` for a widget's saved form (a Keep button, a batch bar: marked only).
 
     The full date and time are in a ``<time>`` element (``datetime`` and ``title``), so a
     view saved yesterday does not pass for today's.
@@ -81,17 +98,20 @@ def as_of_html(view: Mapping[str, Any], *, tz: tzinfo | None = None) -> str:
         )
     return (
         f'<div class="{AS_OF_CLASS}" role="note" style="{_STYLE}" data-skillnb-run="{run_id}" '
-        f'data-skillnb-version="{version}"{at}>{text}</div>'
+        f'data-skillnb-version="{version}"{at} data-skillnb-view="{html.escape(kind, quote=True)}">'
+        f"{text}</div>"
     )
 
 
-def stamped(body: str, view: Mapping[str, Any], *, tz: tzinfo | None = None) -> str:
+def stamped(
+    body: str, view: Mapping[str, Any], *, tz: tzinfo | None = None, kind: str = "run"
+) -> str:
     """``body`` (a view's HTML) with the marker in front, in one ``skillnb-saved-view`` block."""
     run_id = html.escape(str(view.get("run_id") or ""), quote=True)
     version = int(view.get("version") or 0)
     return (
         f'<div class="skillnb-saved-view" data-skillnb-run="{run_id}" '
-        f'data-skillnb-version="{version}">{as_of_html(view, tz=tz)}{body}</div>'
+        f'data-skillnb-version="{version}">{as_of_html(view, tz=tz, kind=kind)}{body}</div>'
     )
 
 

@@ -148,7 +148,12 @@ class CellSuggestions:
         self.session.shell.display_pub.publish(
             data={"text/plain": keep_line(found), "text/html": _html(found)}
         )
-        keep_buttons(found, self.keep, channel=self.session.view_channel)
+        from skillnb.jupyter.asof import run_moment
+
+        run = self.session.run
+        keep_buttons(
+            found, self.keep, channel=self.session.view_channel, as_of=lambda: run_moment(run)
+        )
         return True
 
     def _show_kept(self, kept: list[Fact]) -> None:
