@@ -16,6 +16,16 @@
  * `{v: 1, models: [widget model ids], data: {'text/html', 'text/plain'}}` on the comm
  * target `skillnb.view`, and the outputs of those widgets take the new data (so a notebook
  * saved later shows the run as it is, not as it was when the view was displayed).
+ *
+ * A saved view is marked "as of v38, 14:02" (its run id and version in `data-skillnb-*`
+ * attributes, see `asof.ts`). When the fallback is shown (no kernel, or one without the
+ * widget's model), the view is brought up to date from the server's routes: the run's view
+ * as it is now (`GET /skillnb/api/view`) replaces the saved HTML on screen (not in the
+ * notebook: opening a notebook does not change it), and a line says so ("Current: as of
+ * v43, 14:10 …"). When that route fails, the version route says whether the run moved on
+ * ("Saved at v38, 14:02; the run is now at v43."), so no stale view passes for current.
+ * While such views are on screen the run's version is asked every `FOLLOW_MS`, and a view
+ * whose run moved on is brought up to date again.
  */
 import type {
   JupyterFrontEnd,
@@ -24,9 +34,17 @@ import type {
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
-import { Panel } from '@lumino/widgets';
+import { Panel, Widget } from '@lumino/widgets';
 
 import { syncPressed } from './pressed';
+import {
+  askRun,
+  parseAsOf,
+  verdict,
+  type IVerdict,
+  type IViewSource
+} from './asof';
+import { ServerRunClient } from './request';
 import { parseSavedViews } from './savedviews';
 import { PLUGIN_IDS } from './tokens';
 
@@ -43,6 +61,11 @@ export const GRACE_MS = 1000;
 /** CSS class of the renderer's node; `data-skillnb-view` is `pending`, `live` or `fallback`. */
 export const LIVE_VIEW_CLASS = 'jp-skillnb-live-view';
 
+/** How often the run's version is asked while saved views are shown in its place. */
+export const FOLLOW_MS = 2000;
+/** CSS class of the line that says whether a saved view is current. */
+export const FRESHNESS_CLASS = 'jp-skillnb-freshness';
+
 /** What the renderer needs from a rendermime registry. */
 export interface IRendererSource {
   createRenderer(mimeType: string): IRenderMime.IRenderer;
@@ -56,14 +79,18 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
    * @param source the notebook's rendermime (the live and the fallback renderers)
    * @param hasModel whether the notebook's kernel holds a widget model: a live widget is
    *   tried only then, so a missing one costs no "widget model not found" in the console
+   * @param runs the server's routes for the notebook's run: a saved view shown as the
+   *   fallback is brought up to date from them (none: the saved view stays as saved)
    */
   constructor(
     source: IRendererSource,
-    hasModel: (id: string) => boolean = () => true
+    hasModel: (id: string) => boolean = () => true,
+    runs: IViewSource | null = null
   ) {
     super();
     this._source = source;
     this._hasModel = hasModel;
+    this._runs = runs;
     this.addClass(LIVE_VIEW_CLASS);
     this._show('pending');
   }
@@ -94,6 +121,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     this._reset();
     this._fallback?.dispose();
     this._fallback = null;
+    this._forget();
     if (model.data['text/html'] !== undefined) {
       const fallback = this._source.createRenderer('text/html');
       conceal(fallback, true);
@@ -161,6 +189,19 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     model.setData({ data: { ...model.data, ...data } });
   }
 
+  /** The run's version when the server was last asked (`null`: not asked, or no answer). */
+  get followedVersion(): number | null {
+    return this._followed;
+  }
+
+  /** Bring a saved view shown as the fallback up to date from the run again. */
+  async refreshFromRun(): Promise<void> {
+    if (this.shown === 'fallback') {
+      this._upgradedFor = null;
+      await this._upgrade();
+    }
+  }
+
   dispose(): void {
     if (this.isDisposed) {
       return;
@@ -222,10 +263,86 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
     if (this._fallback !== null) {
       conceal(this._fallback, what !== 'fallback');
     }
+    if (this._note !== null) {
+      conceal(this._note, what !== 'fallback');
+    }
+    if (what === 'fallback' && this._upgradedFor !== this._model) {
+      void this._upgrade();
+    }
+  }
+
+  /** Show the run as it is now in place of the saved view (or say why not). */
+  private async _upgrade(): Promise<void> {
+    const model = this._model;
+    const fallback = this._fallback;
+    if (model === null || fallback === null || this._runs === null) {
+      return;
+    }
+    this._upgradedFor = model;
+    const saved = parseAsOf(model.data['text/html']);
+    if (saved === null || saved.kind !== 'run') {
+      // Saved before views were marked, or a widget's form (marked, not a view to replace).
+      return;
+    }
+    const live = await askRun(this._runs);
+    if (
+      this.isDisposed ||
+      this._model !== model ||
+      this._fallback !== fallback
+    ) {
+      return;
+    }
+    this._followed = live.view?.version ?? live.version ?? null;
+    const said = verdict(saved, live);
+    if (said.html !== null) {
+      await fallback.renderModel({
+        trusted: model.trusted,
+        metadata: model.metadata,
+        data: {
+          ...model.data,
+          'text/html': said.html,
+          'text/plain': said.plain ?? ''
+        },
+        setData: () => undefined
+      });
+      if (this.isDisposed || this._fallback !== fallback) {
+        return;
+      }
+    }
+    this._say(said);
+  }
+
+  private _say(said: IVerdict): void {
+    let note = this._note;
+    if (note === null) {
+      note = new Widget();
+      note.node.setAttribute('role', 'status');
+      this._note = note;
+      this.insertWidget(0, note);
+    }
+    note.node.className = `${FRESHNESS_CLASS} ${FRESHNESS_CLASS}-${said.freshness}`;
+    note.node.textContent = said.text;
+    conceal(note, this.shown !== 'fallback');
+    this.node.dataset.skillnbFreshness = said.freshness;
+    this.node.dataset.skillnbShownVersion = String(said.version);
+  }
+
+  /** Drop what was said about the last saved view. */
+  private _forget(): void {
+    this._note?.dispose();
+    this._note = null;
+    this._upgradedFor = null;
+    this._followed = null;
+    delete this.node.dataset.skillnbFreshness;
+    delete this.node.dataset.skillnbShownVersion;
   }
 
   private readonly _source: IRendererSource;
   private readonly _hasModel: (id: string) => boolean;
+  private readonly _runs: IViewSource | null;
+  private _note: Widget | null = null;
+  private _upgradedFor: IRenderMime.IMimeModel | null = null;
+  private _followed: number | null = null;
   private _model: IRenderMime.IMimeModel | null = null;
   private _fallback: IRenderMime.IRenderer | null = null;
   private _live: IRenderMime.IRenderer | null = null;
@@ -246,7 +363,7 @@ function widgetId(model: IRenderMime.IMimeModel | null): string {
  * Take `widget` out of the layout or put it back. Not lumino's `hide()`: ipywidgets hides
  * its renderer when the widget is closed, and that must stay tellable apart.
  */
-function conceal(widget: IRenderMime.IRenderer, concealed: boolean): void {
+function conceal(widget: Widget, concealed: boolean): void {
   widget.node.style.display = concealed ? 'none' : '';
 }
 
@@ -310,6 +427,10 @@ export class WidgetModels {
 
 /** The hooks a notebook gives: its rendermime and when its kernel (and widgets) arrive. */
 export interface ILiveViewHost {
+  /** The server's routes for the notebook's run (none: saved views stay as saved). */
+  runs?: IViewSource | null;
+  /** Emitted when the notebook closes (ends the following of its run). */
+  disposed?: { connect(slot: () => void): boolean };
   rendermime: IRendererSource & {
     addFactory(factory: IRenderMime.IRendererFactory, rank?: number): void;
   };
@@ -330,8 +451,10 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
       mimeTypes: [VIEW_MIME_TYPE],
       defaultRank: VIEW_RANK,
       createRenderer: () => {
-        const renderer = new LiveViewRenderer(host.rendermime, id =>
-          models.has(id)
+        const renderer = new LiveViewRenderer(
+          host.rendermime,
+          id => models.has(id),
+          host.runs ?? null
         );
         renderers.add(renderer);
         renderer.disposed.connect(() => renderers.delete(renderer));
@@ -388,7 +511,48 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
     listen();
     window.setTimeout(retry, GRACE_MS);
   });
+  const runs = host.runs ?? null;
+  if (runs !== null) {
+    const timer = window.setInterval(
+      () => void followRun(runs, renderers),
+      FOLLOW_MS
+    );
+    host.disposed?.connect(() => window.clearInterval(timer));
+  }
   return renderers;
+}
+
+const asking = new WeakSet<Set<LiveViewRenderer>>();
+
+/** Bring the saved views shown in place of the run up to date when its version moved. */
+async function followRun(
+  runs: IViewSource,
+  renderers: Set<LiveViewRenderer>
+): Promise<void> {
+  const watched = [...renderers].filter(
+    r => r.shown === 'fallback' && r.followedVersion !== null
+  );
+  if (
+    !watched.length ||
+    asking.has(renderers) ||
+    (typeof document !== 'undefined' && document.visibilityState === 'hidden')
+  ) {
+    return;
+  }
+  asking.add(renderers);
+  try {
+    const { exists, version } = await runs.version();
+    const now = exists ? version : null;
+    await Promise.all(
+      watched
+        .filter(r => r.followedVersion !== now)
+        .map(r => r.refreshFromRun())
+    );
+  } catch {
+    // The server did not answer: the next round asks again.
+  } finally {
+    asking.delete(renderers);
+  }
 }
 
 /** Installs the run view renderer on every notebook. */
@@ -398,12 +562,18 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
     'Shows SKILL.nb run views live, or their saved HTML when the widget is gone.',
   autoStart: true,
   activate: (app: JupyterFrontEnd): void => {
+    const client = new ServerRunClient(app.serviceManager.serverSettings);
     app.docRegistry.addWidgetExtension('Notebook', {
       createNew: widget => {
         const panel = widget as NotebookPanel;
         installLiveViews({
           rendermime: panel.content.rendermime,
-          sessionContext: panel.sessionContext
+          sessionContext: panel.sessionContext,
+          disposed: panel.disposed,
+          runs: {
+            view: () => client.savedView(panel.context.path),
+            version: () => client.version(panel.context.path)
+          }
         });
       }
     });

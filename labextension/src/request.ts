@@ -32,6 +32,11 @@ export class ServerRunClient implements IRunClient, IInboxClient {
     return parseDescription(await this._get(API_ROUTES.run, path));
   }
 
+  /** A run view's saved forms as the server renders them now (`GET /skillnb/api/view`). */
+  async savedView(path: string): Promise<unknown> {
+    return this._get(API_ROUTES.view, path);
+  }
+
   async version(
     path: string,
     after?: number,

@@ -49,6 +49,7 @@ export const FORMAT_VERSION = 1;
 /** Routes of the jupyter_server extension, relative to the server's base URL. */
 export const API_ROUTES = {
   run: 'skillnb/api/run',
+  view: 'skillnb/api/view',
   version: 'skillnb/api/version',
   identity: 'skillnb/api/identity',
   approve: 'skillnb/api/approve',

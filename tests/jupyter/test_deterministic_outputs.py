@@ -1,11 +1,15 @@
 """Two fresh executions of one notebook give the same SKILL.nb output data (nbval-safe).
 
 Only the outputs' metadata (run id, times, events, mirror) may differ: ``pytest --nbval`` on
-a user's notebook compares the data, so the data must hold nothing volatile.
+a user's notebook compares the data, so the data must hold nothing volatile. The one
+exception is a run view's "as of v38, 14:02" marker in its ``text/html``: a saved view must
+say which run and time it shows (``skillnb.jupyter.asof``); its run id and time are the only
+parts that differ, and only in that marker.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +76,17 @@ def _skillnb_outputs(nb: nbformat.NotebookNode) -> list[list[dict[str, Any]]]:
     return [[dict(o) for o in cell.outputs if MIME in o.get("data", {})] for cell in nb.cells]
 
 
+_AS_OF = re.compile(r'data-skillnb-(?:run|at)="[^"]*"|<time [^>]*>[^<]*</time>')
+
+
+def _without_as_of(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the run id and time of a run view's marker blanked."""
+    html = data.get("text/html")
+    if isinstance(html, str) and "skillnb-as-of" in html:
+        return {**data, "text/html": _AS_OF.sub("", html)}
+    return data
+
+
 def _compared(nb: nbformat.NotebookNode) -> list[list[Any]]:
     """What nbval compares in each cell: every output but its metadata (and widget ids)."""
     compared = []
@@ -81,7 +96,7 @@ def _compared(nb: nbformat.NotebookNode) -> list[list[Any]]:
         outputs = []
         for output in cell.outputs:
             data = {k: v for k, v in output.get("data", {}).items() if k != WIDGET_MIME}
-            outputs.append((output["output_type"], data, output.get("text")))
+            outputs.append((output["output_type"], _without_as_of(data), output.get("text")))
         compared.append(outputs)
     return compared
 

@@ -280,6 +280,41 @@ def test_api_serves_and_changes_a_run(api_server: Any, review_notebook: Any) -> 
     assert skillnb.open_run(notebook, memory=False).version == body["version"]
 
 
+def test_api_serves_a_run_views_saved_forms_marked_with_its_version(
+    api_server: Any, review_notebook: Any
+) -> None:
+    import skillnb
+
+    folder = api_server.root / "api-view"
+    folder.mkdir(exist_ok=True)
+    notebook = make_notebook(folder, "report.ipynb")
+    path = "api-view/report.ipynb"
+    status, body = api_server.api("GET", "skillnb/api/view", params={"path": path})
+    assert status == 404, body
+
+    review_notebook(folder, "report.ipynb")
+    run = skillnb.open_run(notebook, memory=False)
+    status, body = api_server.api("GET", "skillnb/api/view", params={"path": path})
+    assert status == 200, body
+    assert (body["v"], body["run_id"], body["version"]) == (1, run.id, run.version)
+    html = body["data"]["text/html"]
+    assert f'data-skillnb-run="{run.id}"' in html
+    assert f'data-skillnb-version="{run.version}"' in html
+    assert f"as of v{run.version}, <time" in html
+    assert "Pending approvals" in html
+    assert "sign_off" in html
+    assert "Pending approvals:" in body["data"]["text/plain"]
+    # the state machine as the kernel draws it: inline SVG, its current state marked
+    assert '<svg' in html
+    assert 'role="img"' in html
+
+    run.approve("sign_off", by="editor")
+    status, body = api_server.api("GET", "skillnb/api/view", params={"path": path})
+    assert status == 200, body
+    assert body["version"] == run.version
+    assert "Pending approvals" not in body["data"]["text/html"]
+
+
 @pytest.mark.parametrize(
     ("route", "payload", "status", "message"),
     [

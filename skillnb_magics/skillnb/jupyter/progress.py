@@ -11,9 +11,10 @@ notebooks reopened without its widget model.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
+from skillnb.jupyter.asof import run_moment
 from skillnb.jupyter.savedform import FormChannel, SavedForm
 
 if TYPE_CHECKING:
@@ -66,12 +67,18 @@ def _notebook_bar_class() -> Any:
         form: SavedForm | None = None
         _said_at = 0.0
 
-        def __init__(self, *args: Any, channel: FormChannel | None = None, **kwargs: Any) -> None:
+        def __init__(
+            self,
+            *args: Any,
+            channel: FormChannel | None = None,
+            as_of: Callable[[], Mapping[str, Any]] | None = None,
+            **kwargs: Any,
+        ) -> None:
             kwargs["display"] = False
             super().__init__(*args, **kwargs)
             if getattr(self, "disable", False) or not hasattr(self, "container"):
                 return
-            self.form = SavedForm(self.container, self._saved_text(), channel=channel)
+            self.form = SavedForm(self.container, self._saved_text(), channel=channel, as_of=as_of)
             display(self.form)  # type: ignore[no-untyped-call]
             self.displayed = True
 
@@ -117,7 +124,11 @@ _SAY_EVERY_S = 0.5
 
 
 def progress_factory(
-    *, notebook: bool, file: IO[str] | None = None, channel: FormChannel | None = None
+    *,
+    notebook: bool,
+    file: IO[str] | None = None,
+    channel: FormChannel | None = None,
+    as_of: Callable[[], Mapping[str, Any]] | None = None,
 ) -> ProgressFactory:
     """Make tqdm bars: the notebook widget bar when ``notebook``, else the text bar.
 
@@ -125,6 +136,7 @@ def progress_factory(
         notebook: use ``tqdm.notebook.tqdm`` (needs a widget frontend to be seen).
         file: where the text bar writes (default: tqdm's, standard error).
         channel: where a notebook bar sends its fresh saved form.
+        as_of: the run's id, version and time now, to mark a notebook bar's saved form with.
 
     """
 
@@ -137,7 +149,7 @@ def progress_factory(
             "leave": True,
         }
         if notebook:
-            return _notebook_bar_class()(channel=channel, **options)
+            return _notebook_bar_class()(channel=channel, as_of=as_of, **options)
         from tqdm.std import tqdm as text_tqdm
 
         return text_tqdm(file=file, **options)
@@ -169,7 +181,9 @@ def install_progress(
     """
     if notebook is None:
         notebook = has_widget_frontend(shell if shell is not None else _current_shell())
-    factory = progress_factory(notebook=notebook, file=file, channel=channel)
+    factory = progress_factory(
+        notebook=notebook, file=file, channel=channel, as_of=lambda: run_moment(run)
+    )
     run.progress_factory = factory
     return factory
 

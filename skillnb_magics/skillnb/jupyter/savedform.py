@@ -8,14 +8,18 @@ deterministic ``text/plain`` saying what the widget was ("Keep deadline — kept
 "resumes: 7/27 done"). SKILL.nb's JupyterLab extension renders the live widget while its model
 is there and the saved HTML otherwise. :meth:`SavedForm.update` keeps the saved form current:
 it sends the new form on the ``skillnb.view`` comm, and the extension writes it into the
-output, so a notebook saved later shows what the widget shows now.
+output, so a notebook saved later shows what the widget shows now. Given the run it belongs
+to (``as_of``), the saved HTML also says which version of the run it was taken at ("as of
+v12, 14:02", see :mod:`skillnb.jupyter.asof`).
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from skillnb.jupyter.asof import stamped
 from skillnb.jupyter.mirror import VIEW_MIME
 
 __all__ = ["FormChannel", "SavedForm", "form_html"]
@@ -44,21 +48,31 @@ class SavedForm:
         text: the saved plain text (deterministic: no ids, no times).
         tone: ``info``, ``ok`` or ``error`` (a class on the saved HTML).
         channel: where :meth:`update` sends fresh forms (``None``: kept only for display).
+        as_of: the run's id, version and time now (:func:`~skillnb.jupyter.asof.run_moment`),
+            to mark the saved HTML with ("as of v12, 14:02"); ``None``: unmarked.
 
     """
 
     def __init__(
-        self, widget: Any, text: str, *, tone: str = "info", channel: FormChannel | None = None
+        self,
+        widget: Any,
+        text: str,
+        *,
+        tone: str = "info",
+        channel: FormChannel | None = None,
+        as_of: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self.widget = widget
         self.text = text
         self.tone = tone
         self.channel = channel
+        self.as_of = as_of
 
     @property
     def html(self) -> str:
-        """The saved HTML form."""
-        return form_html(self.text, tone=self.tone)
+        """The saved HTML form (marked with the run's version and time, given ``as_of``)."""
+        form = form_html(self.text, tone=self.tone)
+        return form if self.as_of is None else stamped(form, self.as_of(), kind="form")
 
     def update(self, text: str, *, tone: str | None = None) -> None:
         """Say what the widget shows now, in the output that will be saved."""

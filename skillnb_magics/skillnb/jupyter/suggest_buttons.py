@@ -7,7 +7,7 @@ what was kept, for reopened notebooks and other frontends.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets
@@ -23,7 +23,10 @@ __all__ = ["keep_buttons"]
 
 
 def keep_buttons(
-    found: list[Suggestion], keep: Callable[[str], Kept], channel: FormChannel | None = None
+    found: list[Suggestion],
+    keep: Callable[[str], Kept],
+    channel: FormChannel | None = None,
+    as_of: Callable[[], Mapping[str, Any]] | None = None,
 ) -> SavedForm:
     """Display a row of "Keep NAME" buttons; each calls ``keep(name)`` once, then shows ✓.
 
@@ -31,13 +34,13 @@ def keep_buttons(
 
     The row is displayed with a saved form ("Keep deadline — kept as v1") that follows the
     clicks through ``channel``, so a reopened notebook reads what was kept, not "model not
-    found".
+    found". ``as_of`` marks that form with the run's version and time (see ``SavedForm``).
     """
     said = {s.name: "not kept" for s in found}
     buttons: list[Any] = []
     row = ipywidgets.HBox(buttons)
     row.add_class("skillnb-keep-row")  # its focus ring (the labextension's style)
-    form = SavedForm(row, _saved_text(said), channel=channel)
+    form = SavedForm(row, _saved_text(said), channel=channel, as_of=as_of)
     for suggestion in found:
         button = ipywidgets.Button(
             description=f"Keep {suggestion.name}",

@@ -189,9 +189,15 @@ class CellSuggestions:
         self.session.shell.display_pub.publish(
             data={"text/plain": keep_line(found), "text/html": _html(found)}
         )
+        from skillnb.jupyter.asof import run_moment
+
+        run = self.session.run
         by_name = {o.name: o for o in offers}
         keep_buttons(
-            found, lambda name: self.keep_offer(by_name[name]), channel=self.session.view_channel
+            found,
+            lambda name: self.keep_offer(by_name[name]),
+            channel=self.session.view_channel,
+            as_of=lambda: run_moment(run),
         )
         return True
 

@@ -34,6 +34,7 @@ import ipywidgets as w
 from skillnb.core.viewtext import render_text
 from skillnb.errors import ApprovalError, SkillnbError
 from skillnb.jupyter import widgets_render as render
+from skillnb.jupyter.asof import saved_view, stamped
 from skillnb.jupyter.live import RunFeed
 from skillnb.jupyter.mirror import VIEW_MIME, VIEW_TARGET
 
@@ -382,8 +383,8 @@ class RunView:
         return render_text(self.view)
 
     def to_html(self) -> str:
-        """Render the static, escaped HTML form."""
-        return render.render_html(self.view, diagram=self.diagram_svg)
+        """Render the static, escaped HTML form, marked "as of vN, HH:MM" (:mod:`.asof`)."""
+        return stamped(render.render_html(self.view, diagram=self.diagram_svg), self.view)
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_() or {})
@@ -439,7 +440,8 @@ def saved_views_message(view: Mapping[str, Any], views: list[Any]) -> dict[str, 
 
     ``{"v": 1, "models": [widget model ids], "data": {"text/html": ..., "text/plain": ...}}``:
     SKILL.nb's JupyterLab extension puts ``data`` into the outputs of those widgets, so a
-    notebook saved later shows the run as it is, not as it was when the view was displayed.
+    notebook saved later shows the run as it is, not as it was when the view was displayed;
+    the HTML is marked with the version and time it shows (:mod:`skillnb.jupyter.asof`).
     ``None`` when none of ``views`` is an open ``RunView``.
     """
     shown = [v for v in views if isinstance(v, RunView) and not v.closed]
@@ -447,8 +449,7 @@ def saved_views_message(view: Mapping[str, Any], views: list[Any]) -> dict[str, 
         return None
     models = [v.widget.model_id for v in shown]
     diagram = render.diagram_html(shown[0].run.workflow, view)
-    data = {"text/html": render.render_html(view, diagram=diagram), "text/plain": render_text(view)}
-    return {"v": 1, "models": models, "data": data}
+    return {"v": 1, "models": models, "data": saved_view(view, diagram=diagram)}
 
 
 def show_run(run: Run, **options: Any) -> RunView:

@@ -3,6 +3,10 @@
 Routes, under the server's base URL::
 
     GET  /skillnb/api/run?path=NB         run.describe() of the notebook's run (404: no sidecar)
+    GET  /skillnb/api/view?path=NB        {"v": 1, "run_id", "version", "updated_at", "data":
+                                          {"text/html", "text/plain"}}: a run view's saved
+                                          forms as the kernel renders them, marked "as of vN,
+                                          HH:MM" (see skillnb.jupyter.asof)
     GET  /skillnb/api/identity            {"name", "display_name", "source"}: who a decision
                                           from this user is recorded as (see identity.py)
     GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null, "live": bool}
@@ -145,6 +149,28 @@ class DescribeHandler(_RunHandler):
         await self.answer(lambda: self.registry.describe(self.query_path()))
 
 
+class ViewHandler(_RunHandler):
+    """``GET /skillnb/api/view?path=``: a run view's saved forms, from the run as it is now."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """Answer the marked HTML and the plain text of a run view (what a kernel would save)."""
+
+        async def work() -> dict[str, Any]:
+            found = await self.registry.saved_view(self.query_path())
+            view = found["view"]
+            return {
+                "v": 1,
+                "run_id": view.get("run_id"),
+                "version": view.get("version"),
+                "updated_at": view.get("updated_at"),
+                "data": found["data"],
+            }
+
+        await self.answer(work)
+
+
 class IdentityHandler(_RunHandler):
     """``GET /skillnb/api/identity``: the name a decision of this user is recorded as."""
 
@@ -231,6 +257,7 @@ class MilestoneHandler(_RunHandler):
 
 ROUTES: list[tuple[str, type[_RunHandler], dict[str, Any]]] = [
     ("skillnb/api/run", DescribeHandler, {}),
+    ("skillnb/api/view", ViewHandler, {}),
     ("skillnb/api/version", VersionHandler, {}),
     ("skillnb/api/identity", IdentityHandler, {}),
     ("skillnb/api/approve", DecisionHandler, {"verdict": "approve"}),

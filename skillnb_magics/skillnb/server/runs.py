@@ -176,6 +176,10 @@ class RunRegistry:
         """``run.describe()`` of the notebook's run."""
         return await self.call(partial(self._describe, request_path), request_path)
 
+    async def saved_view(self, request_path: str) -> dict[str, Any]:
+        """``{"view": describe(), "data": the saved forms of a run view}`` (diagram included)."""
+        return await self.call(partial(self._saved_view, request_path), request_path)
+
     async def version(self, request_path: str) -> dict[str, Any]:
         """``{"exists": bool, "version": int | None}``, cheap enough to poll."""
         return await self.call(partial(self._version, request_path), request_path)
@@ -281,6 +285,17 @@ class RunRegistry:
 
     def _describe(self, request_path: str) -> dict[str, Any]:
         return self._with_run(request_path, lambda run: run.describe())
+
+    def _saved_view(self, request_path: str) -> dict[str, Any]:
+        def render(run: RunLike) -> dict[str, Any]:
+            from skillnb.jupyter.asof import saved_view
+            from skillnb.jupyter.widgets_render import diagram_html
+
+            view = run.describe()
+            diagram = diagram_html(getattr(run, "workflow", None), view)
+            return {"view": view, "data": saved_view(view, diagram=diagram)}
+
+        return self._with_run(request_path, render)
 
     def _version(self, request_path: str) -> dict[str, Any]:
         try:

@@ -16,7 +16,14 @@ from skillnb.core.state import state_entry_seq
 from skillnb.errors import ApprovalError
 from skillnb.service.journal import RunJournal
 
-__all__ = ["ASK_ANEW", "Approvals", "approval_message", "approval_status", "open_request", "pending_in"]
+__all__ = [
+    "ASK_ANEW",
+    "Approvals",
+    "approval_message",
+    "approval_status",
+    "open_request",
+    "pending_in",
+]
 
 
 def pending_in(state: RunState) -> list[Approval]:
