@@ -57,16 +57,18 @@ def test_a_block_skips_the_body_records_the_report_and_stops(counted: RaisingShe
     assert caught.value._render_traceback_() == [  # type: ignore[attr-defined]
         "✗ GateBlocked: this cell is blocked",
         "  ✗ spend.requires (requires): missing facts: owner (formalize them first)",
-        "  ✗ spend.check (check): budget <= 5000 is false (budget=9000)",
+        "  ✗ spend.check (check): budget 9000 is not <= 5000 (budget <= 5000 is false)",
         "The cell body did not run. Fix the gates above, then run this cell again.",
     ]
-    assert "spend.check (check): budget <= 5000 is false" in str(caught.value)
+    assert "spend.check (check): budget 9000 is not <= 5000 (budget <= 5000 is false)" in str(
+        caught.value
+    )
     data = last(counted)
     assert data[MIME]["status"] == "blocked"
     assert data["text/plain"].splitlines() == [
         "✗ spend blocked",
         "✗ spend.requires (requires): missing facts: owner (formalize them first)",
-        "✗ spend.check (check): budget <= 5000 is false (budget=9000)",
+        "✗ spend.check (check): budget 9000 is not <= 5000 (budget <= 5000 is false)",
         "the cell body did not run",
     ]
     assert [e["type"] for e in last_volatile(counted)["events"]] == ["gate.reported"]

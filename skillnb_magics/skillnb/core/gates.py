@@ -274,13 +274,15 @@ def _check(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[
     except BudgetExceeded as exc:
         return False, exc.message
     try:
-        value = spec.expr.evaluate(facts, budget)
+        value, why = spec.expr.explain(facts, budget)
     except CheckFailed as exc:
         return False, exc.message
     finally:
         total.spend(budget)
     if value:
         return True, f"{spec.check} holds"
+    if why is not None:  # the values compared, in words, next to the expression
+        return False, f"{why} ({spec.check} is false)"
     return False, f"{spec.check} is false{_values(spec.expr, facts)}"
 
 
