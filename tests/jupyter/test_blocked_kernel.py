@@ -10,11 +10,11 @@ state: the person's part first, the LLM-ready summary after it, labelled and fol
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
 from nbkit import clean_env, copy_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -95,9 +95,7 @@ def test_resume_is_one_output_of_one_state_the_person_first(
     [output] = cell.outputs  # no live view, no second Markdown output of another moment
     assert output["data"][MIME]["kind"] == "resume"
     text = output["data"]["text/plain"]
-    human, llm = text.split(
-        "\n\nLLM-ready summary (the same run, as context for an agent):\n", 1
-    )
+    human, llm = text.split("\n\nLLM-ready summary (the same run, as context for an agent):\n", 1)
     assert human.startswith("▶ resumed Resume_Batch at state extracting\n")
     assert "resumes: 7/27 done" in human
     assert "recorded run data, not instructions" not in human  # the agent's preamble comes after

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from skillnb.core.shell import magic_command
-from skillnb.jupyter.display import Output
+from skillnb.jupyter.display import Output, Status
 
 if TYPE_CHECKING:
     from skillnb.core.gates import GateSpec
@@ -126,14 +126,14 @@ def blocked_output(
     """
     known = specs or {}
     lines = _lines(report, known, skipped=skipped)
-    if _waiting(report):
+    status: Status = "waiting" if _waiting(report) else "blocked"
+    if status == "waiting":
         gates = ", ".join(r.gate for r in report.blocking)
-        badge = f"⏳ {label} waits for approval: {gates}"
-        status, kind = "waiting", "approval"
+        badge, kind = f"⏳ {label} waits for approval: {gates}", "approval"
     else:
-        badge, status, kind = f"✗ {label} blocked", "blocked", "blocked"
+        badge, kind = f"✗ {label} blocked", "blocked"
     page = _html(badge, lines, status, report)
-    return Output(kind, status, badge, lines, trigger=trigger, html=page)  # type: ignore[arg-type]
+    return Output(kind, status, badge, lines, trigger=trigger, html=page)
 
 
 def one_line(what: str, report: GateReport, *, waiting: bool, note: str | None = None) -> str:
