@@ -95,12 +95,12 @@ def test_gates_run_cheapest_first_and_stable_within_a_kind() -> None:
         (
             GateSpec("c", "check", check="len(sources) >= 5"),
             False,
-            "len(sources) >= 5 is false (sources=list of 3)",
+            "len(sources) 3 is not >= 5 (len(sources) >= 5 is false)",
         ),
         (
             GateSpec("c", "check", check="topic == 'x'"),
             False,
-            "topic == 'x' is false (topic='batteries')",
+            "topic 'batteries' is not 'x' (topic == 'x' is false)",
         ),
         (GateSpec("c", "check", check="budget > 1"), False, "fact 'budget' is missing"),
         (GateSpec("c", "check", check="topic > 1"), False, "cannot compare str and int"),

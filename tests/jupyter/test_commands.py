@@ -138,8 +138,14 @@ def test_resume_restores_facts_and_lists_what_waits(ip: RaisingShell) -> None:
         assert text.startswith("▶ resumed run at version ")
         assert "restored into the namespace:\n  budget" in text
         assert "⏳ ship.approval (for gate:ship): Go? → %skillnb approve ship.approval" in text
-        summary = again.display_pub.outputs[-1]["data"]
-        assert summary["text/markdown"].startswith("# SKILL.nb run summary")
+        # One output: the person's part first, then the LLM-ready summary, labelled
+        assert again.display_pub.outputs[-1]["data"] is resumed
+        human, llm = text.split("\n\nLLM-ready summary (the same run, as context for an agent):\n")
+        assert llm.startswith("# SKILL.nb run summary")
+        assert "SKILL.nb run summary" not in human
+        page = resumed["text/html"]
+        assert page.index("restored into the namespace") < page.index("<details")
+        assert "# SKILL.nb run summary" in page[page.index("<details") :]
     finally:
         again.run_line_magic("unload_ext", "skillnb")
 

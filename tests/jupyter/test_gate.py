@@ -53,22 +53,28 @@ def test_a_block_skips_the_body_records_the_report_and_stops(counted: RaisingShe
             "calls.append(1)\n",
         )
     assert counted.user_ns["calls"] == []
-    # The message travels: headless clients show only these lines and the exception's text.
+    # One line, and it travels: headless clients show only it and the exception's text.
     assert caught.value._render_traceback_() == [  # type: ignore[attr-defined]
-        "✗ GateBlocked: this cell is blocked",
-        "  ✗ spend.requires (requires): missing facts: owner (formalize them first)",
-        "  ✗ spend.check (check): budget <= 5000 is false (budget=9000)",
-        "The cell body did not run. Fix the gates above, then run this cell again.",
+        "✗ GateBlocked: this cell is blocked (spend.requires: missing facts: owner (formalize "
+        "them first); spend.check: budget 9000 is not <= 5000 (budget <= 5000 is false)); "
+        "see above"
     ]
-    assert "spend.check (check): budget <= 5000 is false" in str(caught.value)
+    assert "spend.check (check): budget 9000 is not <= 5000 (budget <= 5000 is false)" in str(
+        caught.value
+    )
     data = last(counted)
     assert data[MIME]["status"] == "blocked"
+    # Said once: the gates in words and the one thing to do; the expressions are folded.
     assert data["text/plain"].splitlines() == [
         "✗ spend blocked",
-        "✗ spend.requires (requires): missing facts: owner (formalize them first)",
-        "✗ spend.check (check): budget <= 5000 is false (budget=9000)",
-        "the cell body did not run",
+        "✗ spend.requires: missing facts: owner (formalize them first)",
+        "✗ spend.check: budget 9000 is not <= 5000",
+        "→ Formalize owner first, then run this cell again.",
     ]
+    page = data["text/html"]
+    folded = page[page.index("<details") :]
+    assert "budget &lt;= 5000 is false" in folded
+    assert "budget &lt;= 5000 is false" not in page[: page.index("<details")]
     assert [e["type"] for e in last_volatile(counted)["events"]] == ["gate.reported"]
     report = current_run(counted).snapshot.reports["gate:spend"]
     assert not report.passed
@@ -88,7 +94,9 @@ def test_approval_waits_then_passes_once_approved(counted: RaisingShell) -> None
     data = last(counted)
     assert data[MIME]["kind"] == "approval"
     assert data[MIME]["status"] == "waiting"
-    assert "approve with `%skillnb approve ship.approval`" in data["text/plain"]
+    assert data["text/plain"].splitlines()[-1] == (
+        "→ Approve with %skillnb approve ship.approval --by NAME, then run this cell again."
+    )
     with pytest.raises(GateBlocked):
         cell(counted, gated)  # still waiting: asking again adds no second request
     assert len(current_run(counted).pending()) == 1
@@ -210,6 +218,6 @@ def test_state_gate(counted: RaisingShell) -> None:
     cell(counted, REVIEW)
     cell(counted, "%%gate --name late --state review --on-block skip\ncalls.append(1)\n")
     assert counted.user_ns["calls"] == []
-    assert "late.state (state)" in last(counted)["text/plain"]
+    assert "late.state: state is 'draft', needs 'review'" in last(counted)["text/plain"]
     cell(counted, "%%gate --name early --state draft,review\ncalls.append(1)\n")
     assert counted.user_ns["calls"] == [1]

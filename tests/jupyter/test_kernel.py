@@ -88,12 +88,11 @@ def test_a_blocked_gate_stops_run_all_with_a_short_error(folder: Path) -> None:
     assert effects(folder) == []
     error = next(o for o in nb.cells[1].outputs if o["output_type"] == "error")
     assert error["traceback"] == [
-        "✗ GateBlocked: this cell is blocked",
-        "  ✗ publish.requires (requires): missing facts: report (formalize them first)",
-        "The cell body did not run. Fix the gates above, then run this cell again.",
+        "✗ GateBlocked: this cell is blocked (publish.requires: missing facts: report "
+        "(formalize them first)); see above"
     ]
     assert "publish.requires (requires): missing facts: report" in error["evalue"]
-    assert "✗ publish.requires (requires): missing facts: report" in plain(nb.cells[1])[0]
+    assert "✗ publish.requires: missing facts: report" in plain(nb.cells[1])[0]
 
 
 def test_a_blocked_cell_tagged_raises_exception_does_not_claim_run_all_stops(
@@ -110,10 +109,9 @@ def test_a_blocked_cell_tagged_raises_exception_does_not_claim_run_all_stops(
     assert effects(folder) == ["after"]  # Run All went on
     error = next(o for o in nb.cells[1].outputs if o["output_type"] == "error")
     assert error["traceback"] == [
-        "✗ GateBlocked: this cell is blocked",
-        "  ✗ publish.requires (requires): missing facts: report (formalize them first)",
-        "The cell body did not run. Fix the gates above, then run this cell again.",
-        "Run All goes on: the cell is tagged raises-exception (see above).",
+        "✗ GateBlocked: this cell is blocked (publish.requires: missing facts: report "
+        "(formalize them first)); see above. "
+        "Run All goes on: the cell is tagged raises-exception (see above)."
     ]
     [badge] = plain(nb.cells[1])
     assert "Run All" not in badge  # said once, in the error

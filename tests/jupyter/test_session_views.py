@@ -65,10 +65,12 @@ def test_every_view_follows_the_run_through_one_feed(
         first = latest()
         cell(kernel_shell, "%skillnb status")
         second = latest()
-        cell(kernel_shell, "%resume")
+        cell(kernel_shell, "%resume")  # one output of the run as resumed: no live view
+        cell(kernel_shell, "%skillnb status")
         third = latest()
         with pytest.raises(GateBlocked):
-            cell(kernel_shell, "%%gate --name ship --requires owner\npass")
+            # a block that waits for a person shows the view (its Approve buttons)
+            cell(kernel_shell, "%%gate --name ship --approval 'Ship it?'\npass")
         blocked = latest()
         assert len(set(map(id, shown))) == 4
         assert all(view.live for view in shown)

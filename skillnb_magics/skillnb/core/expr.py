@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from skillnb.core.expr_budget import Budget, BudgetExceeded
+from skillnb.core.expr_reason import Failure, reason
 from skillnb.core.expr_syntax import (
     BINOPS,
     CMPOPS,
@@ -124,6 +125,26 @@ class CheckExpr:
         """
         return _Evaluator(self.source, facts, budget or Budget()).run(self._tree)
 
+    def explain(
+        self, facts: Mapping[str, Any], budget: Budget | None = None
+    ) -> tuple[Any, str | None]:
+        """Evaluate like :meth:`evaluate`, and say in words why a false result is false.
+
+        Returns:
+            The expression's value and, when it is false and made of comparisons, a short
+            reason built from the values the evaluation compared (``review: 7 of 27 done``,
+            ``budget 30000 is not <= 10000``); ``None`` otherwise.
+
+        Raises:
+            CheckFailed: as :meth:`evaluate`.
+
+        """
+        evaluator = _Evaluator(self.source, facts, budget or Budget())
+        value = evaluator.run(self._tree)
+        if value:
+            return value, None
+        return value, reason(self._tree, evaluator.failures, evaluator.text)
+
 
 def compile_check(source: str) -> CheckExpr:
     """Parse and validate a check expression.
@@ -150,6 +171,8 @@ class _Evaluator:
         self._source = source
         self._facts = facts
         self._budget = budget
+        self.failures: dict[int, Failure] = {}
+        """The comparisons that came out false, by ``id`` of their node (for the reason)."""
 
     def fail(self, message: str) -> NoReturn:
         raise CheckFailed(f"{message} in {self._source!r}")
@@ -222,6 +245,10 @@ class _Evaluator:
         if bits > MAX_INT_BITS:
             self.fail(f"a number of {bits} bits is too large (limit {MAX_INT_BITS})")
 
+    def text(self, node: ast.AST) -> str:
+        """The source text of ``node``."""
+        return self._text(node)
+
     def _text(self, node: ast.AST) -> str:
         return ast.get_source_segment(self._source.strip(), node) or ast.unparse(node)
 
@@ -290,6 +317,7 @@ class _Evaluator:
 
     def _compare(self, node: ast.Compare) -> bool:
         left = self.eval(node.left)
+        left_node = node.left
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             symbol, func = CMPOPS[type(op)]
             right = self.eval(right_node)
@@ -303,8 +331,9 @@ class _Evaluator:
                     self.fail(f"cannot test {a} '{symbol}' {b}")
                 self.fail(f"cannot compare {a} and {b}")
             if not ok:
+                self.failures[id(node)] = Failure(left_node, symbol, right_node, left, right)
                 return False
-            left = right
+            left, left_node = right, right_node
         return True
 
 

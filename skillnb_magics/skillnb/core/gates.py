@@ -235,6 +235,9 @@ def _evaluate_one(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) ->
         _timed_out(result, spec, ctx, exc)
     except Exception as exc:  # noqa: BLE001  # a gate that raises fails with the error as its reason
         result.message = _describe(exc)
+    suffix = f" ({spec.check} is false)"
+    if spec.kind == "check" and not result.passed and result.message.endswith(suffix):
+        result.explain(result.message[: -len(suffix)])  # the words without the expression
     result.duration_ms = round(max(0.0, (ctx.clock() - started) * 1000.0), 3)
     return result
 
@@ -274,13 +277,15 @@ def _check(spec: GateSpec, ctx: GateContext, facts: Mapping[str, Any]) -> tuple[
     except BudgetExceeded as exc:
         return False, exc.message
     try:
-        value = spec.expr.evaluate(facts, budget)
+        value, why = spec.expr.explain(facts, budget)
     except CheckFailed as exc:
         return False, exc.message
     finally:
         total.spend(budget)
     if value:
         return True, f"{spec.check} holds"
+    if why is not None:  # the values compared, in words, next to the expression
+        return False, f"{why} ({spec.check} is false)"
     return False, f"{spec.check} is false{_values(spec.expr, facts)}"
 
 

@@ -118,6 +118,20 @@ class GateResult(_Record):
     """True when a timeout handed the decision to a person (``passed``: a person approved)."""
     fallback: str | None = None
     """The trigger fired instead, when the gate timed out with ``on_timeout: {fallback}``."""
+    _reason: str | None = PrivateAttr(default=None)
+
+    @property
+    def reason(self) -> str:
+        """Why the gate failed, in words a person reads.
+
+        A check's compared values (``review: 7 of 27 done``) without its expression; else
+        :attr:`message`. Not persisted: a result read back from a journal gives its message.
+        """
+        return self._reason or self.message
+
+    def explain(self, reason: str) -> None:
+        """Set :attr:`reason` (the evaluation that made this result knows it)."""
+        self._reason = reason
 
 
 class GateReport(_Record):

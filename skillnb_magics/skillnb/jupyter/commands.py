@@ -212,8 +212,12 @@ def resume_output(
     *,
     rebuilt: bool = False,
     view: Mapping[str, Any] | None = None,
+    summary: str | None = None,
 ) -> Output:
-    """Build the ``%resume`` (and load banner) output for ``run`` (``view``: already described)."""
+    """Build the ``%resume`` (and load banner) output for ``run`` (``view``: already described).
+
+    ``summary``: the LLM-ready summary ``%resume`` shows after the person's part.
+    """
     memory = run.memory
     last = memory.get_last_operation() if memory is not None else None
     return resumed(
@@ -222,6 +226,7 @@ def resume_output(
         last_operation=run.journal.state.last_operation,
         memory_last=f"{last['action']}: {last['summary']}" if last else None,
         rebuilt=rebuilt,
+        summary=summary,
     )
 
 

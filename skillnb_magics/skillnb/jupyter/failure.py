@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from skillnb.errors import GateBlocked, SkillnbError, WaitingForApproval
+from skillnb.jupyter.blocked import one_line
 
 __all__ = ["BodySyntaxError", "explain", "not_parsed", "shorten", "travelling"]
 
@@ -105,4 +106,9 @@ def travelling(exc: GateBlocked, notebook: Path | None, note: str | None = None)
         lines.append(note)
     head = lines[0].split(": ", 1)[-1]
     exc.args = ("\n".join([head, *(line.strip() for line in lines[1:] if line.strip())]),)
-    return shorten(exc, lines)
+    # The block above the error says it in full; the error itself is one line that still
+    # names each gate, its reason and what to do (a headless client prints only this line).
+    what = (f"'{exc.trigger}'" if exc.trigger else "this cell") + (
+        f" in state {exc.state!r}" if exc.state is not None else ""
+    )
+    return shorten(exc, [one_line(what, exc.report, waiting=waiting, note=note)])

@@ -23,7 +23,7 @@ from IPython.core.magic import Magics, magics_class
 from IPython.utils.text import DollarFormatter
 
 from skillnb.core.summary import facts_needed
-from skillnb.errors import GateBlocked, RunReplaced, SkillnbError
+from skillnb.errors import GateBlocked, RunReplaced, SkillnbError, WaitingForApproval
 from skillnb.jupyter import cellexec, commands, outcomes
 from skillnb.jupyter.failure import explain, not_parsed, shorten, travelling
 from skillnb.jupyter.mirror import cell_text
@@ -108,6 +108,8 @@ class SkillnbMagics(Magics):
         super().__init__(shell)
         self.session = session
         self._shown: BaseException | None = None
+        self._inline: dict[str, Any] = {}
+        """The inline gates of the ``%%gate`` cell running now (named in its block)."""
 
     # -- plumbing ------------------------------------------------------------------------
     @staticmethod
@@ -152,6 +154,13 @@ class SkillnbMagics(Magics):
             return "Run All goes on: the cell is tagged raises-exception (see above)."
         return None
 
+    def _gate_specs(self) -> dict[str, Any]:
+        """The gates a blocked cell may name: the workflow's and this cell's inline ones."""
+        workflow = self.session.run.workflow  # a gate ran: the run is open
+        specs: dict[str, Any] = dict(workflow.gates) if workflow is not None else {}
+        specs.update(self._inline)
+        return specs
+
     @contextmanager
     def _reporting(self, what: str, name: str | None = None) -> Iterator[None]:
         """Turn SKILL.nb errors into short messages; keep the cell's own error short too."""
@@ -159,8 +168,9 @@ class SkillnbMagics(Magics):
         try:
             yield
         except GateBlocked as exc:
-            self.session.show(outcomes.blocked(exc, name))
-            self.session.show_view(self.session.run)
+            self.session.show(outcomes.blocked(exc, name, self._gate_specs()))
+            if isinstance(exc, WaitingForApproval) or _asks_a_person(exc):
+                self.session.show_view(self.session.run)  # its Approve and Reject buttons
             where = self.session.location.path if self.session.location is not None else None
             raise travelling(exc, where, note=self._run_all_note()) from None
         except SkillnbError as exc:
@@ -325,6 +335,7 @@ class SkillnbMagics(Magics):
                 approval=args.approval,
                 name_prefix=name or f"cell-{digest[7:15]}",
             )
+            self._inline = {spec.name: spec for spec in specs}
             outcome = self.session.run.run_gated(
                 args.trigger,
                 lambda: self._execute(self._body(cell)),
@@ -337,9 +348,10 @@ class SkillnbMagics(Magics):
                 wait=self._wait(args.wait),
             )
         verbose = self.session.config.verbosity == "verbose"
-        self.session.show(
-            outcomes.gated(outcome, args.trigger, name=name, verbose=verbose), source=source
+        shown = outcomes.gated(
+            outcome, args.trigger, name=name, verbose=verbose, specs=self._gate_specs()
         )
+        self.session.show(shown, source=source)
 
     @magic_arguments()
     @argument("--run", metavar="ID", help="resume this run (the current one or one set aside)")
@@ -348,19 +360,21 @@ class SkillnbMagics(Magics):
     def resume(self, line: str) -> None:
         """Resume the run: restore facts into the namespace, list what waits, show the summary.
 
-        When the sidecar is gone, the run is rebuilt from the notebook's outputs first.
+        One output: where the run stands (one state, one version) and what waits, then the
+        LLM-ready summary of the same view, labelled. When the sidecar is gone, the run is
+        rebuilt from the notebook's outputs first.
         """
         args = parse_argstring(self.resume, line)
         with self._reporting("resume"):
             run, rebuilt = self.session.resume(args.run)
             restored = [] if args.no_restore else self.session.restore_facts(run)
-            view = run.describe(facts_limit=facts_needed(4000))  # once, for both outputs
-            self.session.show(commands.resume_output(run, restored, rebuilt=rebuilt, view=view))
+            view = run.describe(facts_limit=facts_needed(4000))  # once, for both parts
             summary = run.summary(stable=True, view=view)
-        self.session.show_view(run)
-        self.session.shell.display_pub.publish(
-            data={"text/markdown": summary, "text/plain": summary}
-        )
+            # One output, one state: the person's part first, the LLM-ready summary after it.
+            output = commands.resume_output(
+                run, restored, rebuilt=rebuilt, view=view, summary=summary
+            )
+            self.session.show(output)
 
     @line_magic
     def skillnb(self, line: str) -> None:
@@ -413,6 +427,12 @@ def _cell_yaml(cell: str) -> Any:
     except WorkflowError as exc:
         where = "%%workflow cell" if exc.source == "<string>" else exc.source
         raise WorkflowError(exc.problem, source=where, line=exc.line, column=exc.column) from None
+
+
+def _asks_a_person(exc: GateBlocked) -> bool:
+    """Whether the block waits on a person (an approval, or a gate escalated to one)."""
+    blocking = exc.report.blocking
+    return bool(blocking) and all(r.kind == "approval" or r.escalated for r in blocking)
 
 
 def _words(value: str | None) -> tuple[str, ...]:

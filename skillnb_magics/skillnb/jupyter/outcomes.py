@@ -7,6 +7,7 @@ a badge and a few deterministic lines. No decision is made here; the run made th
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from skillnb.jupyter.display import Output, Status
 from skillnb.jupyter.status import banner_sections, render_html, render_text
 
 if TYPE_CHECKING:
+    from skillnb.core.gates import GateSpec
     from skillnb.core.records import Fact, GateReport
     from skillnb.errors import GateBlocked
     from skillnb.service.gates import StepOutcome
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["blocked", "formalized", "gated", "kept", "resumed", "workflow_bound"]
 
 _PREVIEW = 200
+LLM_LABEL = "LLM-ready summary (the same run, as context for an agent)"
+"""What the ``%resume`` output calls the summary it carries for an agent."""
 
 
 def _clip(text: str, limit: int = _PREVIEW) -> str:
@@ -83,7 +87,12 @@ def _gate_lines(report: GateReport | None, verbose: bool) -> list[str]:
 
 
 def gated(
-    outcome: StepOutcome, trigger: str | None, *, name: str | None = None, verbose: bool = False
+    outcome: StepOutcome,
+    trigger: str | None,
+    *,
+    name: str | None = None,
+    verbose: bool = False,
+    specs: Mapping[str, GateSpec] | None = None,
 ) -> Output:
     """Show a gated cell that ran (and fired its trigger), was already done, or skipped."""
     label = name or trigger or "gated cell"
@@ -99,7 +108,7 @@ def gated(
         return Output("gate", "restored", f"✓ {label} (done)", lines, trigger=trigger)
     if outcome.status == "blocked":
         assert outcome.report is not None  # noqa: S101  # a blocked step has its report
-        return _blocked_output(outcome.report, trigger, label, skipped=True)
+        return _blocked_output(outcome.report, trigger, label, skipped=True, specs=specs)
     if outcome.status == "fallback":
         return _fallback_output(outcome, trigger, label)
     fired = next((e for e in outcome.events if e.type == "transition.fired"), None)
@@ -130,30 +139,24 @@ def _fallback_output(outcome: StepOutcome, trigger: str | None, label: str) -> O
 
 
 def _blocked_output(
-    report: GateReport, trigger: str | None, label: str, *, skipped: bool
+    report: GateReport,
+    trigger: str | None,
+    label: str,
+    *,
+    skipped: bool,
+    specs: Mapping[str, GateSpec] | None = None,
 ) -> Output:
-    waiting = all(r.kind == "approval" or r.escalated for r in report.blocking)
-    lines = [
-        f"{'⏳' if waiting else '✗'} {r.gate} ({r.kind}): {r.message}" for r in report.blocking
-    ]
-    lines += [f"⚠ {r.gate} ({r.kind}): {r.message}" for r in report.warnings]
-    lines.append(
-        "the cell body was skipped (--on-block skip): later cells run"
-        if skipped
-        else "the cell body did not run"
-    )
-    if waiting:
-        gates = ", ".join(r.gate for r in report.blocking)
-        badge = f"⏳ {label} waits for approval: {gates}"
-        return Output("approval", "waiting", badge, lines, trigger=trigger)
-    return Output("blocked", "blocked", f"✗ {label} blocked", lines, trigger=trigger)
+    from skillnb.jupyter.blocked import blocked_output
+
+    return blocked_output(report, trigger, label, skipped=skipped, specs=specs)
 
 
-def blocked(exc: GateBlocked, name: str | None = None) -> Output:
-    """Show a blocked gate that stops the notebook here."""
-    return _blocked_output(
-        exc.report, exc.trigger, name or exc.trigger or "gated cell", skipped=False
-    )
+def blocked(
+    exc: GateBlocked, name: str | None = None, specs: Mapping[str, GateSpec] | None = None
+) -> Output:
+    """Show a blocked gate that stops the notebook here (said once; see :mod:`.blocked`)."""
+    label = name or exc.trigger or "gated cell"
+    return _blocked_output(exc.report, exc.trigger, label, skipped=False, specs=specs)
 
 
 def workflow_bound(view: Mapping[str, Any]) -> Output:
@@ -171,8 +174,13 @@ def resumed(
     last_operation: str | None,
     memory_last: str | None,
     rebuilt: bool = False,
+    summary: str | None = None,
 ) -> Output:
-    """``%resume`` and the banner of ``%load_ext``: where the run stands and what waits."""
+    """``%resume`` and the banner of ``%load_ext``: where the run stands and what waits.
+
+    ``summary`` (``%resume``): the LLM-ready summary, shown after the person's part under
+    :data:`LLM_LABEL` (folded in the HTML form), so one output says one state.
+    """
     sections = banner_sections(view, last_operation=last_operation, memory_last=memory_last)
     if restored:
         sections.append(("restored into the namespace", [", ".join(restored)]))
@@ -182,6 +190,12 @@ def resumed(
     status: Status = "waiting" if waiting else "ok"
     where = f"state {view['state']}" if view.get("state") else f"version {view['version']}"
     badge = f"▶ resumed {view.get('workflow') or 'run'} at {where}"
-    return Output(
-        "resume", status, badge, render_text(sections), html=render_html(badge, sections, status)
-    )
+    lines, page = render_text(sections), render_html(badge, sections, status)
+    if summary is not None:  # after the person's part, labelled, folded in the rich form
+        lines += ["", f"{LLM_LABEL}:", summary]
+        folded = (
+            f'<details class="skillnb-llm-summary"><summary>{html.escape(LLM_LABEL)}</summary>'
+            f'<pre style="white-space:pre-wrap">{html.escape(summary)}</pre></details>'
+        )
+        page = page[: -len("</div>")] + folded + "</div>"
+    return Output("resume", status, badge, lines, html=page)
