@@ -305,7 +305,7 @@ def test_api_serves_a_run_views_saved_forms_marked_with_its_version(
     assert "sign_off" in html
     assert "Pending approvals:" in body["data"]["text/plain"]
     # the state machine as the kernel draws it: inline SVG, its current state marked
-    assert '<svg' in html
+    assert "<svg" in html
     assert 'role="img"' in html
 
     run.approve("sign_off", by="editor")
