@@ -107,7 +107,7 @@ def test_view_shows_state_blocked_move_and_pending_request(
     assert row.row in view.pending.children
     assert "&lt;b&gt;draft&lt;/b&gt;" in row.label.value  # the gate's message is escaped
     assert "deciding as tester" in view.pending_title.value
-    assert "needs approval" in view.report.value
+    assert "waiting for approval" in view.report.value  # as the request stands now
 
 
 def test_approve_button_records_the_approval_and_refreshes(
