@@ -23,7 +23,7 @@ export function keepCode(suggestion: ISuggestion): string | null {
   if (!NAME.test(suggestion.name) || !KIND.test(suggestion.kind)) {
     return null;
   }
-  return `%formalize ${suggestion.name} --kind ${suggestion.kind}`;
+  return `%formalize ${suggestion.name} --kind ${suggestion.kind} --tell-kept`;
 }
 
 /** The suggestions each open notebook's kernel has on offer, by path. */

@@ -115,7 +115,10 @@ describe('keep-suggestions', () => {
   });
 
   it('builds the magic only for identifier names and plain kinds', () => {
-    assert.equal(keepCode(BUDGET), '%formalize budget --kind decision');
+    assert.equal(
+      keepCode(BUDGET),
+      '%formalize budget --kind decision --tell-kept'
+    );
     assert.equal(keepCode({ ...BUDGET, name: 'a; import os' }), null);
     assert.equal(keepCode({ ...BUDGET, name: 'df["x"]' }), null);
     assert.equal(keepCode({ ...BUDGET, kind: 'data --auto' }), null);
@@ -128,7 +131,10 @@ describe('keep-suggestions', () => {
     const result = await keepSuggestion(k, BUDGET);
     assert.deepEqual(result, { ok: true, error: '', info: '' });
     assert.equal(fake.requests.length, 1);
-    assert.equal(fake.requests[0].code, '%formalize budget --kind decision');
+    assert.equal(
+      fake.requests[0].code,
+      '%formalize budget --kind decision --tell-kept'
+    );
     assert.equal(fake.requests[0].silent, true);
     assert.equal(fake.requests[0].store_history, false);
   });

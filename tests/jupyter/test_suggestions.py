@@ -229,7 +229,10 @@ def test_formalize_name_again_with_the_same_value_writes_nothing(ip: RaisingShel
     assert last(ip)["text/plain"] == "📌 topic v1\ndecision = heat pumps"
     run = current_run(ip)
     version = run.version
-    cell(ip, "%formalize topic", cell_id="c2")
+    cell(ip, "%formalize topic", cell_id="c2")  # run again: the same output, nothing written
+    assert run.version == version
+    assert last(ip)["text/plain"] == "📌 topic v1\ndecision = heat pumps"
+    cell(ip, "%formalize topic --tell-kept", cell_id="c4")  # as the panel's Keep sends it
     assert run.version == version
     assert last(ip)["text/plain"] == "topic is already kept as v1 with this value"
     cell(ip, "topic = 'heat pumps in the EU'")

@@ -90,7 +90,7 @@ class Frontend:
 
     def keep_from_panel(self, name: str, kind: str) -> list[Any]:
         """What the panel's Keep sends."""
-        return self.run(f"%formalize {name} --kind {kind}", silent=True)
+        return self.run(f"%formalize {name} --kind {kind} --tell-kept", silent=True)
 
     def fact_versions(self, key: str) -> list[int]:
         (out,) = self.run(

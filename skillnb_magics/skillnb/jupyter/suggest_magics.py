@@ -4,7 +4,8 @@ Line magics beside the ``%%formalize`` cell magic (IPython keeps line and cell m
 so the two ``formalize`` never collide). Each parses, makes one call, shows the result:
 
 * ``%formalize NAME [--kind KIND]`` keeps a suggested name (or any variable) as a fact; a
-  value the fact already holds writes no version and says so in one line;
+  value the fact already holds writes no version (the cell shows the fact as the first time
+  did; with ``--tell-kept``, as the side panel's Keep sends it, one line says it was kept);
 * ``%formalize --note "remember these three risks: …"`` pins the text as a note fact, and
   offers what ``SkillNB.extractor`` (``"module:function"``, optional) reads in it as
   suggestions to keep, never as facts;
@@ -95,6 +96,11 @@ class SuggestMagics(Magics):
     @argument("--kind", choices=FACT_KINDS, help="what the fact means (default: as suggested)")
     @argument("--note", metavar="TEXT", help="pin TEXT as a note fact instead")
     @argument("--key", help="the pinned note's key (default: pin_ and its first words)")
+    @argument(
+        "--tell-kept",
+        action="store_true",
+        help="when the fact already holds this value, say so in one line (the side panel's Keep)",
+    )
     @line_magic
     def formalize(self, line: str) -> None:
         """Keep NAME as a fact (``%formalize NAME``), or pin a note (``--note TEXT``)."""
@@ -110,9 +116,11 @@ class SuggestMagics(Magics):
             except KeyError:
                 raise UsageError(f"nothing named {args.name!r} to keep") from None
         fact = kept.fact
-        if not kept.written and not notes:  # one info line, no new version
+        if not kept.written and not notes and args.tell_kept:  # one info line, no new version
             self.session.show(Output("formalize", "restored", kept.said(), key=fact.key))
             return
+        # No version is written either way; a cell run again shows what it showed the first
+        # time, so a notebook run twice has the same outputs.
         lines = [f"{fact.kind} = {fact.preview[:200]}", *(f"⚠ {n}" for n in notes)]
         badge = f"📌 {fact.key} v{fact.version}"
         status: Status = "warning" if notes else "ok"
