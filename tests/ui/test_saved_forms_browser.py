@@ -112,7 +112,8 @@ def assert_readable(page: Any, shown: list[str]) -> str:
     ("name", "shown", "widgets"),
     [
         ("resume_batch.ipynb", ["resumes: ", "/27 done", "Keep "], True),
-        ("market_research.ipynb", [], True),
+        # a run view only where a gate waits for a person, which depends on how far Run All got
+        ("market_research.ipynb", [], None),
         ("quickstart.ipynb", [], True),
         ("suggest_recall.ipynb", ["Keep? "], False),  # text only: it turns widgets off
         ("agent_context.ipynb", [], None),

@@ -93,7 +93,7 @@ def test_run_view_approve_and_pass(
     blocked = view.locator(".skillnb-next-blocked")
     check(blocked).to_contain_text("submit → review")
     check(blocked).to_contain_text("boss")
-    check(view.locator(".skillnb-report")).to_contain_text("needs approval")
+    check(view.locator(".skillnb-report")).to_contain_text("waiting for approval")  # it asked
     approve = view.get_by_role("button", name="Approve")
     check(approve).to_have_count(1)
     check(view.locator(".skillnb-pending-row")).to_contain_text("Send the draft to review?")
