@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,7 +95,25 @@ def book_flight(city: str) -> str:
     return f"booked {city}: {answer['approved']}"
 
 
-def agent(run: Run) -> Any:
+class LateSends(SkillnbSaver):
+    """A saver whose worker threads store the writes that schedule a ``Send`` late.
+
+    LangGraph stores writes from a pool of threads, so the interrupt of a pushed task can reach
+    the saver before the writes and checkpoint that dispatched it: here it always does.
+    """
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        if any(channel == "__pregel_tasks" for channel, _ in writes):
+            time.sleep(0.3)
+        super().put_writes(config, writes, task_id, task_path)
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        if "__pregel_tasks" in new_versions:
+            time.sleep(0.3)
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+def agent(run: Run, saver: type[SkillnbSaver] = SkillnbSaver) -> Any:
     from langgraph.prebuilt import create_react_agent
 
     script: Iterator[BaseMessage] = iter(
@@ -108,14 +127,17 @@ def agent(run: Run) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # moved to langchain.agents
         return create_react_agent(
-            ToolModel(messages=script), [book_flight], checkpointer=SkillnbSaver(run)
+            ToolModel(messages=script), [book_flight], checkpointer=saver(run)
         )
 
 
-def test_a_react_agents_tool_interrupt_is_named_and_shown_waiting(tmp_path: Path) -> None:
+@pytest.mark.parametrize("saver", [SkillnbSaver, LateSends], ids=["saver", "late-sends"])
+def test_a_react_agents_tool_interrupt_is_named_and_shown_waiting(
+    tmp_path: Path, saver: type[SkillnbSaver]
+) -> None:
     run = open_folder(tmp_path)
     trip: Any = {"configurable": {"thread_id": "trip-1"}}
-    app = agent(run)
+    app = agent(run, saver)
     app.invoke({"messages": [("user", "fly me to Lisbon")]}, trip)
     assert app.get_state(trip).next == ("tools",)
     [pending] = run.pending()

@@ -11,6 +11,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from skillnb.jupyter.blocked import blocked_output
 from skillnb.jupyter.display import Output, Status
 from skillnb.jupyter.status import banner_sections, render_html, render_text
 
@@ -108,7 +109,7 @@ def gated(
         return Output("gate", "restored", f"✓ {label} (done)", lines, trigger=trigger)
     if outcome.status == "blocked":
         assert outcome.report is not None  # noqa: S101  # a blocked step has its report
-        return _blocked_output(outcome.report, trigger, label, skipped=True, specs=specs)
+        return blocked_output(outcome.report, trigger, label, skipped=True, specs=specs)
     if outcome.status == "fallback":
         return _fallback_output(outcome, trigger, label)
     fired = next((e for e in outcome.events if e.type == "transition.fired"), None)
@@ -138,25 +139,12 @@ def _fallback_output(outcome: StepOutcome, trigger: str | None, label: str) -> O
     return Output("gate", "warning", badge, lines, trigger=trigger)
 
 
-def _blocked_output(
-    report: GateReport,
-    trigger: str | None,
-    label: str,
-    *,
-    skipped: bool,
-    specs: Mapping[str, GateSpec] | None = None,
-) -> Output:
-    from skillnb.jupyter.blocked import blocked_output
-
-    return blocked_output(report, trigger, label, skipped=skipped, specs=specs)
-
-
 def blocked(
     exc: GateBlocked, name: str | None = None, specs: Mapping[str, GateSpec] | None = None
 ) -> Output:
     """Show a blocked gate that stops the notebook here (said once; see :mod:`.blocked`)."""
     label = name or exc.trigger or "gated cell"
-    return _blocked_output(exc.report, exc.trigger, label, skipped=False, specs=specs)
+    return blocked_output(exc.report, exc.trigger, label, skipped=False, specs=specs)
 
 
 def workflow_bound(view: Mapping[str, Any]) -> Output:

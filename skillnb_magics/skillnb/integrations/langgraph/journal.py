@@ -70,6 +70,8 @@ class GraphJournal:
         self.run = _sibling(user_run)
         self.serde = serde
         self.mutex = threading.RLock()
+        self.landed = threading.Condition(threading.Lock())
+        """Notified after each commit of this saver (see :meth:`wait_for_more`)."""
         self.index = ThreadIndex()
         self.loaded = False
         self.cache = ChannelCache(self.encode)
@@ -164,3 +166,13 @@ class GraphJournal:
             self.reset()  # someone appended in between (cannot happen under the lock)
             return
         self.index.seen = events[-1].seq
+        with self.landed:
+            self.landed.notify_all()
+
+    def wait_for_more(self, seen: int, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a commit past ``seen`` (call it unlocked).
+
+        Another process's commit wakes nobody: the wait is short, and the caller looks again.
+        """
+        with self.landed:
+            self.landed.wait_for(lambda: self.index.seen > seen, timeout)

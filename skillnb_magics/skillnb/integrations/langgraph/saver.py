@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import secrets
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,7 +49,7 @@ from skillnb.integrations.langgraph.conflicts import HeadWatch
 from skillnb.integrations.langgraph.index import Entry, MalformedGraphData, Namespace
 from skillnb.integrations.langgraph.journal import GraphJournal, Item
 from skillnb.integrations.langgraph.serde import SkillnbSerializer
-from skillnb.integrations.langgraph.settle import after_checkpoint, on_writes
+from skillnb.integrations.langgraph.settle import after_checkpoint, on_writes, unnamed_send
 from skillnb.integrations.langgraph.threads import (
     INTERRUPT,
     RESUME,
@@ -61,6 +62,14 @@ if TYPE_CHECKING:
 __all__ = ["SkillnbSaver"]
 
 _SYNCED_CHANNELS = frozenset({INTERRUPT, RESUME, "__error__"})
+_SEND_WAIT = 2.0
+"""How long an interrupt in a ``Send``'s task waits for the writes that scheduled it.
+
+LangGraph stores writes from a pool of threads, so they may arrive out of order; the node
+that names the interrupt's gate is known once the scheduling writes are stored (at once, in
+a pool of one thread, which stores in order). Past this, the gate is named without it.
+"""
+_SEND_POLL = 0.05
 _ABSENT = object()
 _DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, CodecError)
 """What reading a damaged or hostile stored checkpoint raises (as ``StoreCorrupted``)."""
@@ -325,37 +334,60 @@ class SkillnbSaver(AsyncMethods, BaseCheckpointSaver[str]):
             [WRITES_IDX_MAP.get(c, i), c, self._journal.encode(v)]
             for i, (c, v) in enumerate(writes)
         ]
-        with self._journal.locked():
-            ns = self._journal.index.find(thread, ns_name)
-            interrupts, extra = on_writes(
-                self._journal.run.journal.state,
-                self._journal.run.journal.user,
-                (thread, ns_name, ns, checkpoint_id),
-                (task_id, task_path),
-                writes,
-                self._journal.decode,
-            )
-            existing = ns.writes.get(str(checkpoint_id), {}) if ns is not None else {}
-            rows = [r for r in rows if r[0] < 0 or (task_id, r[0]) not in existing]
-            if not rows:
-                return
-            data: dict[str, Any] = {
-                "thread": thread,
-                "ns": ns_name,
-                "checkpoint": checkpoint_id,
-                "task": task_id,
-                "path": task_path,
-                "writes": rows,
-            }
-            if interrupts:
-                data["interrupts"] = interrupts
-            channels = {r[1] for r in rows}
-            changes_head = ns_name == "" and bool(channels & {INTERRUPT, RESUME})
-            self._journal.commit(
-                [("langgraph.writes", data, thread if changes_head else None)],
-                sync=bool(channels & _SYNCED_CHANNELS),
-                extra=extra,
-            )
+        where = (thread, ns_name, checkpoint_id)
+        deadline = time.monotonic() + _SEND_WAIT
+        while True:
+            with self._journal.locked():
+                ns = self._journal.index.find(thread, ns_name)
+                left = deadline - time.monotonic()
+                task = (task_id, task_path)
+                if left <= 0 or not unnamed_send(
+                    ns, checkpoint_id, task, writes, self._journal.decode
+                ):
+                    self._store_writes(where, ns, task, writes, rows)
+                    return
+                seen = self._journal.index.seen
+            self._journal.wait_for_more(seen, min(left, _SEND_POLL))
+
+    def _store_writes(
+        self,
+        where: tuple[str, str, str | None],
+        ns: Namespace | None,
+        task: tuple[str, str],
+        writes: Sequence[tuple[str, Any]],
+        rows: builtins.list[builtins.list[Any]],
+    ) -> None:
+        thread, ns_name, checkpoint_id = where
+        task_id, task_path = task
+        interrupts, extra = on_writes(
+            self._journal.run.journal.state,
+            self._journal.run.journal.user,
+            (thread, ns_name, ns, checkpoint_id),
+            task,
+            writes,
+            self._journal.decode,
+        )
+        existing = ns.writes.get(str(checkpoint_id), {}) if ns is not None else {}
+        rows = [r for r in rows if r[0] < 0 or (task_id, r[0]) not in existing]
+        if not rows:
+            return
+        data: dict[str, Any] = {
+            "thread": thread,
+            "ns": ns_name,
+            "checkpoint": checkpoint_id,
+            "task": task_id,
+            "path": task_path,
+            "writes": rows,
+        }
+        if interrupts:
+            data["interrupts"] = interrupts
+        channels = {r[1] for r in rows}
+        changes_head = ns_name == "" and bool(channels & {INTERRUPT, RESUME})
+        self._journal.commit(
+            [("langgraph.writes", data, thread if changes_head else None)],
+            sync=bool(channels & _SYNCED_CHANNELS),
+            extra=extra,
+        )
 
     # -- deleting and copying -----------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:

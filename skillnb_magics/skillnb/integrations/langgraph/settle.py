@@ -41,12 +41,13 @@ from skillnb.integrations.langgraph.threads import (
     interrupt_rows,
     node_of,
     sends,
+    sent,
 )
 
 if TYPE_CHECKING:
     from skillnb.integrations.langgraph.index import Namespace
 
-__all__ = ["after_checkpoint", "answered_ids", "on_writes", "open_interrupts"]
+__all__ = ["after_checkpoint", "answered_ids", "on_writes", "open_interrupts", "unnamed_send"]
 
 _INTERRUPT_ID = re.compile(r"^[0-9a-f]{32}$")
 _ANSWERS = 64
@@ -150,6 +151,30 @@ def _send_node(
     return find
 
 
+def _first_id(raised: Sequence[Any]) -> str:
+    return next((str(getattr(i, "id", "")) for v in raised for i in _items(v)), "")
+
+
+def unnamed_send(
+    ns: Namespace | None,
+    checkpoint_id: str | None,
+    task: tuple[str, str],
+    writes: Sequence[tuple[str, Any]],
+    decode: Callable[[Any], Any],
+) -> bool:
+    """Whether ``writes`` raise an interrupt in a ``Send``'s task whose packet is not stored yet.
+
+    LangGraph stores writes from a pool of threads, so a pushed task's interrupt may reach the
+    saver before the writes that scheduled it; its node (and so its gate) is known only once
+    they are stored.
+    """
+    task_id, task_path = task
+    raised = [v for c, v in writes if c == INTERRUPT]
+    if not raised or not sent(task_path):
+        return False
+    return _send_node(ns, checkpoint_id, task_id, _first_id(raised), decode)(0) is None
+
+
 def on_writes(
     state: RunState,
     by: str,
@@ -174,7 +199,7 @@ def on_writes(
     raised = [v for c, v in writes if c == INTERRUPT]
     rows: list[dict[str, Any]] = []
     if raised:
-        first = next((str(getattr(i, "id", "")) for v in raised for i in _items(v)), "")
+        first = _first_id(raised)
         node = node_of(task_path, _send_node(ns, checkpoint_id, task_id, first, decode))
         rows = [r for v in raised for r in interrupt_rows(v, node)]
     drafts = approval_requests(state, thread, rows) if ns_name == "" else []

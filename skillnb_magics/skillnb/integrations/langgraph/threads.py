@@ -73,6 +73,17 @@ def node_of(task_path: str, send_node: Callable[[int], str | None] | None = None
     return parts[-1] if parts and not parts[-1].isdigit() else ""
 
 
+def sent(task_path: str) -> bool:
+    """Whether ``task_path`` is a ``Send``'s task (whose node :func:`node_of` must look up)."""
+    parts = [p.strip() for p in task_path.split(",")] if task_path else []
+    for i, part in enumerate(parts[:-1]):
+        if part != _PUSH:
+            return False
+        if parts[i + 1].isdigit():
+            return True
+    return False
+
+
 def sends(ns: Namespace, checkpoint: Mapping[str, Any], decode: Callable[[Any], Any]) -> list[Any]:
     """The ``Send`` packets the checkpoint dispatches (its ``__pregel_tasks`` channel)."""
     version = (checkpoint.get("channel_versions") or {}).get(TASKS)
