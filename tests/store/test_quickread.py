@@ -137,6 +137,15 @@ def test_a_damaged_line_is_left_to_the_full_load_which_names_it(tmp_path: Path) 
     assert quick_read(folder, FOLDED) is None
     with pytest.raises(StoreCorrupted, match=r"journal.jsonl:4"):
         read_state(folder)
+    lines[3] = lines[3][:-11] + b'zzzzzzzz"}\n'  # a checksum that is not one
+    _write(folder, lines)
+    assert quick_read(folder, FOLDED) is None
+    with pytest.raises(StoreCorrupted, match=r"journal.jsonl:4"):
+        read_state(folder)
+    header = _lines(folder)
+    header[0] = header[0].replace(b'"base":0', b'"base":-1', 1)
+    _write(folder, header)
+    assert quick_read(folder, FOLDED) is None
 
 
 def test_unfinished_and_torn_tails_and_old_journals_are_left_to_the_full_load(

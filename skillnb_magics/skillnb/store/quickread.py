@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from skillnb.core.limits import run_id_problem
 from skillnb.core.records import RECORD_VERSION, Event, RunState
 from skillnb.errors import SkillnbError
 from skillnb.store.durable import read_file
-from skillnb.store.fastline import fast_event
+from skillnb.store.fastline import fast_event, loads
 from skillnb.store.journal import BadLine, JournalHeader, names_problem, parse_line
 from skillnb.store.snapshot import read_snapshot
 
@@ -82,15 +83,19 @@ def _parts(folder: Path) -> set[str] | None:
     return found
 
 
+def _sealed_line(raw: bytes) -> bool:
+    """Whether line ``raw`` ends with its checksum, and the checksum matches."""
+    return (
+        raw[-_CRC_TAIL:-10] == _CRC_KEY
+        and raw[-2:] == b'"}'
+        and zlib.crc32(b"}", zlib.crc32(raw[:-_CRC_TAIL])) == int(raw[-10:-2], 16)
+    )
+
+
 def _line_type(raw: bytes, seq: int) -> bytes | None:
     """The type of event ``seq`` in line ``raw``, when the line is plain and sealed."""
     start = _PREFIX % seq
-    if (
-        not raw.startswith(start)
-        or raw[-_CRC_TAIL:-10] != _CRC_KEY
-        or raw[-2:] != b'"}'
-        or zlib.crc32(b"}", zlib.crc32(raw[:-_CRC_TAIL])) != int(raw[-10:-2], 16)
-    ):
+    if not raw.startswith(start) or not _sealed_line(raw):
         return None
     return raw[len(start) : raw.find(b'"', len(start))]
 
@@ -111,6 +116,22 @@ def _event(raw: bytes, path: Path, line: int) -> Event | None:
     return event
 
 
+def _header(raw: bytes) -> JournalHeader | None:
+    """The header in line ``raw`` when it is sealed and plain (``base``, ``run``), else ``None``."""
+    if not _sealed_line(raw):
+        return None
+    try:
+        obj = loads(raw[:-_CRC_TAIL] + b"}")
+    except ValueError:
+        return None
+    if type(obj) is not dict or tuple(obj) != ("v", "base", "run"):
+        return None
+    base, run_id = obj["base"], obj["run"]
+    if type(base) is not int or base < 0 or run_id_problem(run_id) is not None:
+        return None
+    return JournalHeader(base, run_id)
+
+
 @dataclass
 class _Lines:
     """The committed lines of a journal, as :func:`_scan` finds them."""
@@ -127,8 +148,8 @@ def _scan(data: bytes, path: Path, types: Collection[str], after: int) -> _Lines
     if not data.startswith(_HEADER) or not data.endswith(b"\n"):
         return None  # no header (an older journal), or a torn or unfinished last line
     end = data.index(b"\n")
-    header, _ = parse_line(data[:end], path=path, line=1)
-    if not isinstance(header, JournalHeader):
+    header = _header(data[:end])
+    if header is None:
         return None
     found = _Lines(header.base, [], header.base, None)
     group: list[Event] = []
@@ -180,7 +201,7 @@ def quick_read(folder: Path, types: Collection[str]) -> Quick | None:
         path = folder / _JOURNAL
         after = snapshot.version if snapshot is not None else 0
         lines = _scan(read_file(path), path, types, after)
-    except (OSError, BadLine, SkillnbError):  # damage, links, races: the full load says
+    except (OSError, ValueError, BadLine, SkillnbError):  # damage, links, races: the full load says
         return None
     if lines is None or not lines.base <= after <= lines.last:
         return None
