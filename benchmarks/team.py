@@ -22,12 +22,15 @@ Figures, each beside its baseline from the same run:
   (walking the folder and reading each file's bytes, nothing else).
 
 Measured at full size (``--runs 10000``) on a 2-core machine shared with other work (load
-average 14.6): 1,000,000 events by 4 processes in 1,337 s; append 14,968 us at 10,000 runs
-against 14,954 at 10 (1.00x); open_run 180 ms against 197 (0.92x); ``runs --waiting`` 927 ms
-and ``inbox`` 1,170 ms with 200 runs waiting, against 1,102 and 1,042 ms for the same 200
-runs alone (0.84x, 1.12x: the cost follows what waits, not the 10,000 runs, but the absolute
-figures miss 100 ms on that load); the whole listing 68 s; 1,000 sidecars 13.7 s (runs) and
-17.0 s (inbox).
+average 7.3): 1,000,000 events by 4 processes in 437 s; append 7,297 us at 10,000 runs
+against 7,949 at 10 (0.92x); open_run 37.1 ms against 41.6 (0.89x); ``runs --waiting`` 163
+ms and ``inbox`` 223 ms with 200 runs waiting, against 148 and 104 ms for the same 200 runs
+alone (the SQL of both, warm, takes about 15 ms: the rest is Python folding and printing 200
+rows, so the figures follow what waits, not the 10,000 runs, and miss 100 ms on that load);
+the whole listing 7.3 s. The folder of 1,000 sidecars (``--folder-only``, load 6.2): 1,369 ms
+(runs), 1,327 (inbox), 1,524 (``--waiting``) against 130 ms for reading the journals raw; in
+CPU time 0.65 s to 0.87 s, where the full replay each sidecar took before cost 1.6 s to 1.9 s
+on the same load.
 
 The writers write each run in appends of 25 events (the real append path); 2 % of the runs
 end with a pending approval, the others had theirs approved and moved on.
