@@ -58,8 +58,9 @@ def fold_listing(
         KeyError: an event answers a request the events given do not hold.
 
     """
+    fields = state.__dict__  # assigned as pydantic would (no validation), without its cost
     for event in events:
-        state.version = event.seq - 1
+        fields["version"] = event.seq - 1
         apply_all(state, [event])
     state.version = version
     state.updated_at = updated_at

@@ -117,7 +117,9 @@ def read_state(folder: Path, guard: Callable[[Store], Store] | None = None) -> R
     Facts, steps and claims written after the snapshot are not folded (a row shows none of
     them); the state's version and time are the journal's last event's.
 
-    Loading a sidecar never writes; ``guard`` wraps the store before it is read (the edges
+    A healthy sidecar is read by :func:`skillnb.store.quickread.quick_read` (only the row's
+    events are built); any other through the store, which says what is wrong. Loading a
+    sidecar never writes; ``guard`` wraps the store before it is read (the edges
     pass :class:`skillnb.server.readonly.ReadOnlyStore`, which refuses every write).
 
     Raises:
@@ -127,8 +129,17 @@ def read_state(folder: Path, guard: Callable[[Store], Store] | None = None) -> R
         LookupError: the folder holds no committed run.
 
     """
+    from skillnb.store.quickread import quick_read
     from skillnb.store.sidecar import SidecarStore
 
+    quick = quick_read(folder, _FOLDED)
+    if quick is not None:
+        state = quick.snapshot if quick.snapshot is not None else RunState(run_id="")
+        if quick.head is not None:
+            fold_listing(state, quick.events, quick.head, quick.at)
+        if state.version == 0:
+            raise LookupError("no committed run here yet")
+        return state
     with SidecarStore(folder) as sidecar:
         store: Store = guard(sidecar) if guard is not None else sidecar
         loaded = store.load()
