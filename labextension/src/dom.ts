@@ -58,6 +58,22 @@ export function coded(text: string): HTMLElement[] {
     );
 }
 
+const JSON_JOINT = /(?<=[,:])(?=\S)/;
+
+/**
+ * `text` as spans with a line-break opportunity (`<wbr>`) after each `,` or `:` that no
+ * space follows: compact JSON (`[{"title":"…","kind":"report"}]`) then wraps between its
+ * entries instead of mid-word. The text itself is unchanged (copying it adds nothing).
+ */
+export function breakable(text: string): HTMLElement[] {
+  const parts = text.split(JSON_JOINT);
+  return parts.flatMap((part, i) =>
+    i === 0
+      ? [h('span', { text: part })]
+      : [h('wbr'), h('span', { text: part })]
+  );
+}
+
 /** Clip `text` to `max` characters, with an ellipsis. */
 export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
