@@ -16,6 +16,12 @@ Each notebook is executed top to bottom in a fresh copy of this folder (a new ru
 their output metadata (where a run's ids, times and recorded events live), and every other
 cell is cleared. Review the
 diff before committing it.
+
+The notebooks keep the ``language_info`` their kernel reports: JupyterLab writes the kernel's
+into the notebook when the kernel starts, and a notebook that kept less would open modified
+("dirty") before anyone touched it. After a Python upgrade, refresh it alone (no cell runs)::
+
+    .venv/bin/python notebooks/refresh_outputs.py --language-info
 """
 
 from __future__ import annotations
@@ -94,14 +100,53 @@ def refresh(name: str) -> int:
         cell.metadata.pop("skillnb", None)
         cell.metadata.pop("execution", None)
     stored.metadata.pop("skillnb", None)
+    stored.metadata["language_info"] = dict(executed.metadata["language_info"])
     nbformat.validate(stored)
     nbformat.write(stored, path)  # type: ignore[no-untyped-call]  # nbformat is untyped
     return checked
 
 
-def main(names: list[str]) -> int:
-    """Refresh ``names`` (every notebook here when empty)."""
-    for name in names or sorted(p.name for p in HERE.glob("*.ipynb")):
+def kernel_language_info() -> dict[str, Any]:
+    """The ``language_info`` the notebooks' kernel (``python3``) reports, as JupyterLab reads it."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply = client.kernel_info(reply=True, timeout=60)
+        info: dict[str, Any] = reply["content"]["language_info"]
+        return info
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def stamp_language_info(name: str, info: dict[str, Any]) -> bool:
+    """Write ``info`` as the ``language_info`` of notebook ``name``; tell whether it changed."""
+    path = HERE / name
+    stored = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is untyped
+    if stored.metadata.get("language_info") == info:
+        return False
+    stored.metadata["language_info"] = info
+    nbformat.validate(stored)
+    nbformat.write(stored, path)  # type: ignore[no-untyped-call]  # nbformat is untyped
+    return True
+
+
+def main(args: list[str]) -> int:
+    """Refresh the notebooks named in ``args`` (every notebook here when none is named).
+
+    With ``--language-info``, only their ``language_info`` is brought to the kernel's.
+    """
+    only_info = "--language-info" in args
+    names = [a for a in args if a != "--language-info"]
+    chosen = names or sorted(p.name for p in HERE.glob("*.ipynb"))
+    if only_info:
+        info = kernel_language_info()
+        for name in chosen:
+            changed = stamp_language_info(name, info)
+            sys.stdout.write(f"{name}: language_info {'written' if changed else 'unchanged'}\n")
+        return 0
+    for name in chosen:
         count = refresh(name)
         sys.stdout.write(f"{name}: {count} checked cells refreshed\n")
     return 0

@@ -14,6 +14,7 @@ The résumé notebook is also run headless, the way ``scripts/demo.py`` runs it:
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -225,6 +226,20 @@ def test_committed_notebook_keeps_only_checked_outputs(stem: str) -> None:
         assert "skillnb" not in cell.metadata
         for output in cell.outputs:  # no run ids, events or times of a local run
             assert not output.get("metadata"), output
+
+
+@pytest.mark.parametrize("stem", EXAMPLES)
+def test_committed_notebook_keeps_its_kernels_language_info(stem: str) -> None:
+    # JupyterLab writes the kernel's language_info into the notebook when the kernel starts:
+    # a notebook that kept less opens modified before anyone touched it.
+    from ipykernel.ipkernel import IPythonKernel
+
+    nb = nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
+    kept = dict(nb.metadata["language_info"])
+    expected = json.loads(json.dumps(IPythonKernel.language_info))
+    assert re.fullmatch(r"3\.\d+\.\d+", kept.pop("version")), nb.metadata["language_info"]
+    expected.pop("version")
+    assert kept == expected
 
 
 def test_resume_batch_headless_takes_two_working_days(tmp_path: Path) -> None:

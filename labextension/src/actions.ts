@@ -19,7 +19,7 @@ import { keepSuggestion } from './keep';
 import { applyOutputMirror } from './mirror';
 import type { RunModel } from './model';
 import { resumeInKernel } from './resume';
-import { threadResume } from './threadresume';
+import { decidedNotice } from './decided';
 import type { IApprovalHandlers } from './sections';
 import type { ISkillnbPanel } from './tokens';
 import type { IPendingApproval, ISuggestion } from './types';
@@ -234,13 +234,10 @@ async function decide(
     } else {
       await model.reject(pending.gate, note);
     }
-    Notification.success(
-      `${verb === 'Approve' ? 'Approved' : 'Rejected'} "${pending.gate}"${who ? ` as ${who.name}` : ''}.` +
-        threadResume(pending.gate),
-      {
-        autoClose: AUTO_CLOSE_MS
-      }
-    );
+    const notice = decidedNotice(verb, pending.gate, who ? who.name : null);
+    Notification.emit(notice.message, notice.type, {
+      autoClose: AUTO_CLOSE_MS
+    });
   } catch (reason) {
     Notification.error(`${verb} failed: ${failureText(reason)}`, {
       autoClose: AUTO_CLOSE_MS

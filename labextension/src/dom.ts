@@ -58,14 +58,31 @@ export function coded(text: string): HTMLElement[] {
     );
 }
 
+const JSON_JOINT = /(?<=[,:])(?=\S)/;
+
+/**
+ * `text` as spans with a line-break opportunity (`<wbr>`) after each `,` or `:` that no
+ * space follows: compact JSON (`[{"title":"…","kind":"report"}]`) then wraps between its
+ * entries instead of mid-word. The text itself is unchanged (copying it adds nothing).
+ */
+export function breakable(text: string): HTMLElement[] {
+  const parts = text.split(JSON_JOINT);
+  return parts.flatMap((part, i) =>
+    i === 0
+      ? [h('span', { text: part })]
+      : [h('wbr'), h('span', { text: part })]
+  );
+}
+
 /** Clip `text` to `max` characters, with an ellipsis. */
 export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
 }
 
 /**
- * A short local time for an ISO timestamp: "14:03" today, "Dec 1, 14:03" this year,
- * "Dec 1, 2025, 14:03" before (the raw text when it cannot be read).
+ * A short local time for an ISO timestamp, on a 24-hour clock as the kernel's views write it:
+ * "14:03" today, "Dec 1 14:03" this year, "Dec 1 2025 14:03" before (the raw text when it
+ * cannot be read).
  */
 export function when(iso: string | null, now: Date = new Date()): string {
   if (!iso) {
@@ -75,20 +92,13 @@ export function when(iso: string | null, now: Date = new Date()): string {
   if (Number.isNaN(date.getTime())) {
     return iso;
   }
-  const time: Intl.DateTimeFormatOptions = {
-    hour: '2-digit',
-    minute: '2-digit'
-  };
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const clock = `${pad(date.getHours())}:${pad(date.getMinutes())}`;
   if (date.toDateString() === now.toDateString()) {
-    return date.toLocaleTimeString(undefined, time);
+    return clock;
   }
-  const day: Intl.DateTimeFormatOptions = {
-    month: 'short',
-    day: 'numeric',
-    ...time
-  };
-  if (date.getFullYear() !== now.getFullYear()) {
-    day.year = 'numeric';
-  }
-  return date.toLocaleString(undefined, day);
+  const month = date.toLocaleString('en-US', { month: 'short' });
+  const year =
+    date.getFullYear() === now.getFullYear() ? '' : ` ${date.getFullYear()}`;
+  return `${month} ${date.getDate()}${year} ${clock}`;
 }

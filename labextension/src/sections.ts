@@ -2,7 +2,7 @@
  * The side panel's sections, one builder per part of `run.describe()`. Pure rendering:
  * each function takes data and returns DOM; buttons call the handlers they are given.
  */
-import { clip, coded, h, when } from './dom';
+import { breakable, clip, coded, h, when } from './dom';
 import { gateReason, mark, resultStatus } from './marks';
 import { objectLines } from './values';
 import type {
@@ -277,22 +277,24 @@ export function batchSection(batches: IBatchView[]): HTMLElement | null {
 
 /**
  * A fact's value: a JSON object as `key: value` lines, anything else as text. Both wrap at
- * word boundaries (style: `overflow-wrap: break-word` only for a word wider than the panel).
+ * word boundaries and between compact JSON's entries (`breakable`); `overflow-wrap:
+ * break-word` is left only for a single word wider than the panel.
  */
 export function factValue(preview: string, restorable = true): HTMLElement {
   const suffix = restorable ? '' : ' (not restorable)';
   const lines = objectLines(preview);
   if (lines === null) {
-    return h('div', {
-      className: 'jp-skillnb-value',
-      text: clip(preview, PREVIEW_CHARS) + suffix
-    });
+    return h(
+      'div',
+      { className: 'jp-skillnb-value' },
+      breakable(clip(preview, PREVIEW_CHARS) + suffix)
+    );
   }
   return h('div', { className: 'jp-skillnb-value jp-skillnb-value-object' }, [
     ...lines.map(line =>
       h('div', { className: 'jp-skillnb-kv' }, [
         h('span', { className: 'jp-skillnb-kv-key', text: `${line.key}:` }),
-        h('span', { text: line.value ? ` ${line.value}` : '' })
+        h('span', {}, breakable(line.value ? ` ${line.value}` : ''))
       ])
     ),
     suffix ? h('div', { className: 'jp-skillnb-muted', text: suffix }) : null

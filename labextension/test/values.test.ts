@@ -49,6 +49,26 @@ describe('fact values', () => {
     }
   });
 
+  it('lets compact JSON wrap between its entries, never inside a word', () => {
+    installFakeDocument();
+    const preview =
+      '[{"title":"Heat pump sales by country, Q3","publisher":"EHPA","kind":"statistic…';
+    const value = factValue(preview) as unknown as FakeElement;
+    assert.equal(value.textContent, preview); // copying the value adds nothing
+    const texts = value.children.map(child =>
+      child.tagName.toLowerCase() === 'wbr' ? '|' : child.textContent
+    );
+    assert.equal(
+      texts.join(''),
+      '[{"title":|"Heat pump sales by country, Q3",|"publisher":|"EHPA",|"kind":|"statistic…'
+    );
+    const object = factValue(
+      '{"tags": ["night","day"], "crew": 3}'
+    ) as unknown as FakeElement;
+    const wraps = object.findAll(el => el.tagName.toLowerCase() === 'wbr');
+    assert.equal(wraps.length, 1); // after the comma in ["night","day"]
+  });
+
   it('renders lines for objects and one text block otherwise', () => {
     installFakeDocument();
     const object = factValue(

@@ -114,6 +114,11 @@ def test_a_rejection_keeps_the_gate_closed(counted: RaisingShell) -> None:
         cell(counted, gated)
     cell(counted, "%skillnb reject ship.approval --note 'not yet'")
     assert last(counted)["text/plain"].startswith("✗ ship.approval rejected by tester")
+    # A rejection reads as one: the red "blocked" badge, never the green of a success.
+    assert last(counted)[MIME]["status"] == "blocked"
+    cell(counted, "%skillnb reject ship.approval")  # Run All passes the cell again
+    assert last(counted)["text/plain"].startswith("✗ ship.approval already rejected")
+    assert last(counted)[MIME]["status"] == "blocked"
     with pytest.raises(GateBlocked):
         cell(counted, gated)
     assert counted.user_ns["calls"] == []

@@ -191,15 +191,24 @@ def _wait_ready(server: LabServer, process: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def start_jupyter(
-    base: Path, *, app: str = "lab", token: str = "", extra_args: Sequence[str] = ()
+    base: Path,
+    *,
+    app: str = "lab",
+    token: str = "",
+    extra_args: Sequence[str] = (),
+    user: str = "ui-tester",
 ) -> Iterator[LabServer]:
-    """Start ``jupyter <app>`` (``lab`` or ``server``) under ``base`` and stop it afterwards."""
+    """Start ``jupyter <app>`` (``lab`` or ``server``) under ``base`` and stop it afterwards.
+
+    ``user`` is the name the server's kernels decide and record as (``SKILLNB_USER``).
+    """
     root = base / "root"
     root.mkdir(parents=True, exist_ok=True)
     settings = base / "settings"
     write_user_settings(settings)
     port = free_port()
     env = jupyter_env(base)
+    env["SKILLNB_USER"] = user
     log = base / "server.log"
     module = "jupyterlab" if app == "lab" else "jupyter_server"
     args = [

@@ -77,7 +77,13 @@ def _already_decided(run: Run, gate: str, command: str) -> Output | None:
     used = " and used" if latest.status == "consumed" else ""
     verb = "approved" if command == "approve" else "rejected"
     lines = [f"already {verb}{used} by {latest.decided_by or 'someone'}: nothing to do"]
-    return Output("approval", "ok", f"✓ {gate} already {verb}", lines, key=gate)
+    mark, status = _decision_look(verb)
+    return Output("approval", status, f"{mark} {gate} already {verb}", lines, key=gate)
+
+
+def _decision_look(status: str) -> tuple[str, Status]:
+    """The mark and badge status of a decision: a rejection keeps its gate shut, no success."""
+    return ("✓", "ok") if status == "approved" else ("✗", "blocked")
 
 
 def _decide(session: NotebookSession, args: argparse.Namespace) -> Output:
@@ -92,9 +98,9 @@ def _decide(session: NotebookSession, args: argparse.Namespace) -> Output:
     lines = [f"request for {approval.trigger or approval.gate}{note}"]
     if approval.status == "approved":
         lines.append("run the gated cell again to go on")
-    mark = "✓" if approval.status == "approved" else "✗"
+    mark, status = _decision_look(approval.status)
     badge = f"{mark} {approval.gate} {approval.status} by {approval.decided_by}"
-    return Output("approval", "ok", badge, lines, key=approval.gate, trigger=approval.trigger)
+    return Output("approval", status, badge, lines, key=approval.gate, trigger=approval.trigger)
 
 
 def _follow_ups(session: NotebookSession, _args: argparse.Namespace) -> Output:

@@ -50,6 +50,7 @@ __all__ = [
     "DiagramMode",
     "PendingControls",
     "RunView",
+    "clock_time",
     "saved_views_message",
     "show_run",
 ]
@@ -69,6 +70,8 @@ _TONES = {
     "info": render.STATUS_COLOURS["unknown"],
     "error": render.STATUS_COLOURS["blocked"],
 }
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+"""Month names as the side panel writes them, whatever the kernel's locale."""
 _OUTCOME_MARKS = {"approved": "✓", "consumed": "✓", "rejected": "✗", "expired": "⌛"}
 
 
@@ -476,17 +479,23 @@ def _outcome_text(record: Approval) -> str:
     mark = _OUTCOME_MARKS.get(record.status, "•")
     status = "approved and used" if record.status == "consumed" else record.status
     who = f" by {record.decided_by}" if record.decided_by else ""
-    when = f" at {_clock_time(record.decided_at)}" if record.decided_at is not None else ""
+    when = f" at {clock_time(record.decided_at)}" if record.decided_at is not None else ""
     note = f" ({record.note})" if record.note else ""
     return f"{mark} {status}{who}{when}{note}"
 
 
-def _clock_time(moment: datetime) -> str:
-    """``12:03`` in the kernel's time zone (``Mar 4 12:03`` when not today)."""
+def clock_time(moment: datetime, now: datetime | None = None) -> str:
+    """``12:03`` in the kernel's time zone, ``Mar 4 12:03`` before today, ``Mar 4 2025 12:03``.
+
+    The same short form as the side panel's times (``when`` in the extension's ``dom.ts``).
+    """
     local = moment.astimezone()
-    if local.date() == datetime.now().astimezone().date():
-        return local.strftime("%H:%M")
-    return f"{local.strftime('%b')} {local.day} {local.strftime('%H:%M')}"
+    today = (now or datetime.now()).astimezone()
+    clock = local.strftime("%H:%M")
+    if local.date() == today.date():
+        return clock
+    year = "" if local.year == today.year else f" {local.year}"
+    return f"{_MONTHS[local.month - 1]} {local.day}{year} {clock}"
 
 
 def _close_controls(controls: PendingControls) -> None:
