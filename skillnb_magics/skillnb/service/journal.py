@@ -22,6 +22,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
+from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
@@ -188,7 +189,7 @@ class RunJournal:
             raise StoreCorrupted(self.store.location, str(exc)) from exc
         finally:
             if not self.state.run_id:
-                created = next((e for e in folded if e.type == "run.created"), None)
+                created = _first_created(folded)
                 if created is not None:
                     self.state.run_id = str(created.data.get("run_id", ""))
             self._recent.extend(folded[-RECENT:])
@@ -600,6 +601,16 @@ class RunJournal:
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""
         return self.commit(lambda _s: list(drafts))
+
+
+def _first_created(events: Sequence[Event]) -> Event | None:
+    """The first ``run.created`` among ``events``, found without building the others."""
+    if isinstance(events, EventRecords):  # the columns: look the type up, build one event
+        try:
+            return events[events.types.index("run.created")]
+        except ValueError:
+            return None
+    return next((e for e in events if e.type == "run.created"), None)
 
 
 class FactValues(Mapping[str, Any]):

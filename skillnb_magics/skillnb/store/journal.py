@@ -500,10 +500,20 @@ def _refuse_bad_names(found: Scan, *, path: Path, first_line: int) -> None:
     else:
         pairs = ((e.type, e.data) for e in events)
     line = first_line + (found.header is not None)
+    accepted: set[str] = set()  # fact keys found good already (a long run writes them again)
     for i, (type_, data) in enumerate(pairs):
+        key = None
+        if type_ == "fact.formalized":  # its names: the fact's key, and its note if any
+            fact = data.get("fact")
+            if type(fact) is dict and fact.get("note") is None and type(fact.get("key")) is str:
+                key = fact["key"]
+                if key in accepted:
+                    continue  # the same key, no note: exactly what passed before
         problem = event_problem(type_, data)
         if problem is not None:
             raise StoreCorrupted(path, problem, line=line + i)
+        if key is not None:
+            accepted.add(key)
 
 
 def _scan_lines(
