@@ -51,7 +51,7 @@ from pydantic import ValidationError
 
 from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
-from skillnb.core.limits import InvalidName, check_run_id, event_problem
+from skillnb.core.limits import InvalidName, check_run_id, event_problem, events_pass
 from skillnb.core.records import RECORD_VERSION, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
@@ -496,6 +496,8 @@ def _refuse_bad_names(found: Scan, *, path: Path, first_line: int) -> None:
     """
     events = found.events
     if isinstance(events, EventRecords):  # the columns: no Event built for the check
+        if _all_pass(events):
+            return
         pairs: Any = zip(events.types, events.data, strict=True)
     else:
         pairs = ((e.type, e.data) for e in events)
@@ -514,6 +516,19 @@ def _refuse_bad_names(found: Scan, *, path: Path, first_line: int) -> None:
             raise StoreCorrupted(path, problem, line=line + i)
         if key is not None:
             accepted.add(key)
+
+
+def _all_pass(events: EventRecords) -> bool:
+    """Whether no event breaks a names rule, judging each distinct name once (the usual case).
+
+    ``False``: one does; the caller reads them one by one to name its line.
+    """
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for type_, data in zip(events.types, events.data, strict=True):
+        if (same := by_type.get(type_)) is None:
+            same = by_type[type_] = []
+        same.append(data)
+    return all(events_pass(type_, datas) for type_, datas in by_type.items())
 
 
 def _scan_lines(
