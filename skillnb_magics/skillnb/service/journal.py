@@ -180,6 +180,14 @@ class RunJournal:
                 raise self._replaced
 
     def _fold(self, events: Iterable[Event]) -> None:
+        if type(events) is list and len(events) == 1 and self.state.run_id:  # one commit's
+            try:
+                apply_all(self.state, events)
+            except MalformedEvent as exc:  # nothing was folded
+                raise StoreCorrupted(self.store.location, str(exc)) from exc
+            self._recent.append(events[0])
+            self._tail += 1
+            return
         batch = events if type(events) is list or isinstance(events, Sequence) else list(events)
         folded = batch
         try:
@@ -298,23 +306,38 @@ class RunJournal:
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
-        with self._mutex, self._writing():
-            done: list[Event] | str = "lock"
-            for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
-                done = self._commit_speculative(make, expected_version, sync)
-                if done != "retry":
-                    break
-                # Another writer moved the run; the refusal brought what it wrote: try again.
-            if isinstance(done, list):
-                return done
-            if self._shared:  # others wrote lately: catch up before the lock, not holding it
-                self.refresh()
-            self._check_usable()  # a run set aside or replaced is found under the lock
+        with self._mutex:
             try:
-                return self._commit_locked(make, expected_version, sync)
-            except FileNotFoundError:
-                self.refresh()  # the folder went away meanwhile: RunReplaced, not a raw error
+                return self._commit(make, expected_version, sync, speculative)
+            except StateNotWritable:
                 raise
+            except PermissionError as exc:
+                raise not_writable(exc, self.store.location) from exc
+
+    def _commit(
+        self,
+        make: Callable[[RunState], list[EventDraft]],
+        expected_version: int | None,
+        sync: bool,
+        speculative: bool,
+    ) -> list[Event]:
+        """:meth:`commit` inside the mutex (a folder not writable is named by the caller)."""
+        done: list[Event] | str = "lock"
+        for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
+            done = self._commit_speculative(make, expected_version, sync)
+            if done != "retry":
+                break
+            # Another writer moved the run; the refusal brought what it wrote: try again.
+        if isinstance(done, list):
+            return done
+        if self._shared:  # others wrote lately: catch up before the lock, not holding it
+            self.refresh()
+        self._check_usable()  # a run set aside or replaced is found under the lock
+        try:
+            return self._commit_locked(make, expected_version, sync)
+        except FileNotFoundError:
+            self.refresh()  # the folder went away meanwhile: RunReplaced, not a raw error
+            raise
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
