@@ -29,6 +29,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_RUN_ID",
     "MAX_TEXT",
+    "NAMED_EVENTS",
     "InvalidName",
     "check_event",
     "check_key",
@@ -306,6 +307,10 @@ _FIELDS: Mapping[str, Mapping[str, Callable[[Any], object]]] = {
 }
 
 
+NAMED_EVENTS: frozenset[str] = frozenset(_FIELDS)
+"""The event types whose data hold names, keys or texts that are checked."""
+
+
 def check_event(type_: str, data: Mapping[str, Any]) -> None:
     """Check the names, keys and texts of an event about to be written.
 
@@ -349,7 +354,7 @@ def events_pass(type_: str, datas: Sequence[Mapping[str, Any]]) -> bool:
         for field, check in _FIELDS.get(type_, {}).items():
             values = [data[field] for data in datas if field in data]
             if field == "fact":  # what _fact reads of each fact: its key and its note
-                facts = [fact for fact in values if isinstance(fact, Mapping)]
+                facts = [f for f in values if type(f) is dict or isinstance(f, Mapping)]
                 _check_all([fact.get("key") for fact in facts], _FACT_KEY)
                 _check_all([fact.get("note") for fact in facts], _NOTE)
             else:
