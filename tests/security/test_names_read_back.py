@@ -94,6 +94,22 @@ def test_a_hostile_fact_key_in_the_journal_is_store_corrupted_naming_the_line(
     assert len(str(info.value)) < 600  # the five-million-character key is clipped
 
 
+@pytest.mark.parametrize("events", [4, 40])  # read line by line, and all at once
+def test_a_hostile_note_on_a_key_read_before_is_store_corrupted_naming_the_line(
+    tmp_path: Path, events: int
+) -> None:
+    lines = good_events(events)
+    bad = events - 1
+    hostile = fact_data("k2", 2, bad)
+    hostile["fact"]["note"] = "n" * 100_000  # k2 passed at line 3 without a note
+    lines[bad - 1] = event_obj(bad, "fact.formalized", hostile)
+    path = write_journal(tmp_path / "s", lines)
+    with pytest.raises(StoreCorrupted) as info:
+        open_run(state_dir=tmp_path / "s", memory=False)
+    assert (info.value.path, info.value.line) == (path, bad + 1)
+    assert "note" in info.value.detail
+
+
 def test_a_hostile_name_in_an_appended_line_is_refused_by_a_reader_catching_up(
     tmp_path: Path,
 ) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from skillnb.errors import SkillnbError
@@ -29,6 +29,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_RUN_ID",
     "MAX_TEXT",
+    "NAMED_EVENTS",
     "InvalidName",
     "check_event",
     "check_key",
@@ -36,6 +37,7 @@ __all__ = [
     "check_run_id",
     "check_text",
     "event_problem",
+    "events_pass",
     "json_too_deep",
     "name_problem",
     "run_id_problem",
@@ -220,12 +222,26 @@ def skill_slug(name: str) -> str:
     return slug or "workflow"
 
 
+class _NameCheck:
+    """The check of one name field (a class: :func:`events_pass` reads its rule)."""
+
+    __slots__ = ("limit", "optional", "what")
+
+    def __init__(self, what: str, limit: int, optional: bool) -> None:
+        self.what, self.limit, self.optional = what, limit, optional
+
+    def __call__(self, value: Any) -> object:
+        if value is None and self.optional:
+            return None
+        return check_name(value, self.what, self.limit)
+
+
 def _keys(what: str) -> Callable[[Any], object]:
-    return lambda value: check_key(value, what)
+    return _NameCheck(what, MAX_KEY, optional=False)
 
 
 def _name(what: str) -> Callable[[Any], object]:
-    return lambda value: None if value is None else check_name(value, what)
+    return _NameCheck(what, MAX_NAME, optional=True)
 
 
 def _text(what: str) -> Callable[[Any], object]:
@@ -291,6 +307,10 @@ _FIELDS: Mapping[str, Mapping[str, Callable[[Any], object]]] = {
 }
 
 
+NAMED_EVENTS: frozenset[str] = frozenset(_FIELDS)
+"""The event types whose data hold names, keys or texts that are checked."""
+
+
 def check_event(type_: str, data: Mapping[str, Any]) -> None:
     """Check the names, keys and texts of an event about to be written.
 
@@ -320,6 +340,66 @@ def event_problem(type_: str, data: Mapping[str, Any]) -> str | None:
     except InvalidName as exc:
         return f"{type_} event: {exc}"
     return None
+
+
+def events_pass(type_: str, datas: Sequence[Mapping[str, Any]]) -> bool:
+    """Tell whether :func:`event_problem` finds nothing in any event of ``type_`` with ``datas``.
+
+    The same verdicts, reached in bulk: each distinct value judged once (a long journal names
+    the same keys, states and batches again and again), and plain names (printable ASCII)
+    judged together. ``False``: some event breaks a rule; judge them one by one to find
+    which, and why.
+    """
+    try:
+        for field, check in _FIELDS.get(type_, {}).items():
+            values = [data[field] for data in datas if field in data]
+            if field == "fact":  # what _fact reads of each fact: its key and its note
+                facts = [f for f in values if type(f) is dict or isinstance(f, Mapping)]
+                _check_all([fact.get("key") for fact in facts], _FACT_KEY)
+                _check_all([fact.get("note") for fact in facts], _NOTE)
+            else:
+                _check_all(values, check)
+    except InvalidName:
+        return False
+    return True
+
+
+def _check_all(values: list[Any], check: Callable[[Any], object]) -> None:
+    """``check`` each of ``values``, each distinct one once, plain names all at once.
+
+    Values equal as a set counts them share a verdict: a name or text passes only as a
+    ``str`` (or ``None``), and a ``str`` equals nothing else.
+
+    Raises:
+        InvalidName: a value breaks the rule.
+
+    """
+    try:
+        distinct: Iterable[Any] = set(values)
+    except TypeError:  # unhashable (a list of items, an approval): each on its own
+        distinct = values
+    if isinstance(check, _NameCheck) and _plain_names(distinct, check):
+        return
+    for value in distinct:
+        check(value)
+
+
+def _plain_names(values: Iterable[Any], check: _NameCheck) -> bool:
+    """True when every value passes ``check`` as a plain name; ``False``: judge each.
+
+    Plain: strings of printable ASCII, within the limit, without spaces at either end, and no
+    active markup in any (one search over them all: a match across two of them only sends
+    them to be judged one by one).
+    """
+    names = [value for value in values if value is not None] if check.optional else list(values)
+    if not names:
+        return True
+    if set(map(type, names)) != {str} or max(map(len, names)) > check.limit:
+        return False
+    if list(map(str.strip, names)) != names or not all(names):
+        return False
+    joined = " ".join(names)
+    return joined.isascii() and joined.isprintable() and ACTIVE_MARKUP.search(joined) is None
 
 
 _STATE = _name("state name")

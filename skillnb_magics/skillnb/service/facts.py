@@ -23,6 +23,7 @@ from skillnb.core.records import (
     FactKind,
     RunState,
     json_time,
+    replaced,
 )
 from skillnb.errors import SkillnbError
 from skillnb.service.journal import RunJournal
@@ -97,8 +98,9 @@ def write_fact(
     fact = journal.state.facts[key]
     if not written:  # unchanged (if_changed): the latest version stands
         return journal.decode(fact)
-    journal.remember_decoded(key, fact.version, value if encoded.restorable else encoded.value)
-    return journal.decode(fact)
+    decoded = value if encoded.restorable else encoded.value  # what decoding would give
+    journal.remember_decoded(key, fact.version, decoded)
+    return replaced(fact, value=decoded)
 
 
 def _check_fields(

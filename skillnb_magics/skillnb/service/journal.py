@@ -22,6 +22,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
+from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
 from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
@@ -179,6 +180,14 @@ class RunJournal:
                 raise self._replaced
 
     def _fold(self, events: Iterable[Event]) -> None:
+        if type(events) is list and len(events) == 1 and self.state.run_id:  # one commit's
+            try:
+                apply_all(self.state, events)
+            except MalformedEvent as exc:  # nothing was folded
+                raise StoreCorrupted(self.store.location, str(exc)) from exc
+            self._recent.append(events[0])
+            self._tail += 1
+            return
         batch = events if type(events) is list or isinstance(events, Sequence) else list(events)
         folded = batch
         try:
@@ -188,7 +197,7 @@ class RunJournal:
             raise StoreCorrupted(self.store.location, str(exc)) from exc
         finally:
             if not self.state.run_id:
-                created = next((e for e in folded if e.type == "run.created"), None)
+                created = _first_created(folded)
                 if created is not None:
                     self.state.run_id = str(created.data.get("run_id", ""))
             self._recent.extend(folded[-RECENT:])
@@ -297,23 +306,38 @@ class RunJournal:
             ConflictError: ``expected_version`` is given and is not the latest version.
 
         """
-        with self._mutex, self._writing():
-            done: list[Event] | str = "lock"
-            for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
-                done = self._commit_speculative(make, expected_version, sync)
-                if done != "retry":
-                    break
-                # Another writer moved the run; the refusal brought what it wrote: try again.
-            if isinstance(done, list):
-                return done
-            if self._shared:  # others wrote lately: catch up before the lock, not holding it
-                self.refresh()
-            self._check_usable()  # a run set aside or replaced is found under the lock
+        with self._mutex:
             try:
-                return self._commit_locked(make, expected_version, sync)
-            except FileNotFoundError:
-                self.refresh()  # the folder went away meanwhile: RunReplaced, not a raw error
+                return self._commit(make, expected_version, sync, speculative)
+            except StateNotWritable:
                 raise
+            except PermissionError as exc:
+                raise not_writable(exc, self.store.location) from exc
+
+    def _commit(
+        self,
+        make: Callable[[RunState], list[EventDraft]],
+        expected_version: int | None,
+        sync: bool,
+        speculative: bool,
+    ) -> list[Event]:
+        """:meth:`commit` inside the mutex (a folder not writable is named by the caller)."""
+        done: list[Event] | str = "lock"
+        for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
+            done = self._commit_speculative(make, expected_version, sync)
+            if done != "retry":
+                break
+            # Another writer moved the run; the refusal brought what it wrote: try again.
+        if isinstance(done, list):
+            return done
+        if self._shared:  # others wrote lately: catch up before the lock, not holding it
+            self.refresh()
+        self._check_usable()  # a run set aside or replaced is found under the lock
+        try:
+            return self._commit_locked(make, expected_version, sync)
+        except FileNotFoundError:
+            self.refresh()  # the folder went away meanwhile: RunReplaced, not a raw error
+            raise
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -600,6 +624,16 @@ class RunJournal:
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""
         return self.commit(lambda _s: list(drafts))
+
+
+def _first_created(events: Sequence[Event]) -> Event | None:
+    """The first ``run.created`` among ``events``, found without building the others."""
+    if isinstance(events, EventRecords):  # the columns: look the type up, build one event
+        try:
+            return events[events.types.index("run.created")]
+        except ValueError:
+            return None
+    return next((e for e in events if e.type == "run.created"), None)
 
 
 class FactValues(Mapping[str, Any]):

@@ -44,6 +44,7 @@ import zlib
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -51,7 +52,13 @@ from pydantic import ValidationError
 
 from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
-from skillnb.core.limits import InvalidName, check_run_id, event_problem
+from skillnb.core.limits import (
+    NAMED_EVENTS,
+    InvalidName,
+    check_run_id,
+    event_problem,
+    events_pass,
+)
 from skillnb.core.records import RECORD_VERSION, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
@@ -496,14 +503,39 @@ def _refuse_bad_names(found: Scan, *, path: Path, first_line: int) -> None:
     """
     events = found.events
     if isinstance(events, EventRecords):  # the columns: no Event built for the check
+        if _all_pass(events):
+            return
         pairs: Any = zip(events.types, events.data, strict=True)
     else:
         pairs = ((e.type, e.data) for e in events)
     line = first_line + (found.header is not None)
+    accepted: set[str] = set()  # fact keys found good already (a long run writes them again)
     for i, (type_, data) in enumerate(pairs):
+        key = None
+        if type_ == "fact.formalized":  # its names: the fact's key, and its note if any
+            fact = data.get("fact")
+            if type(fact) is dict and fact.get("note") is None and type(fact.get("key")) is str:
+                key = fact["key"]
+                if key in accepted:
+                    continue  # the same key, no note: exactly what passed before
         problem = event_problem(type_, data)
         if problem is not None:
             raise StoreCorrupted(path, problem, line=line + i)
+        if key is not None:
+            accepted.add(key)
+
+
+def _all_pass(events: EventRecords) -> bool:
+    """Whether no event breaks a names rule, judging each distinct name once (the usual case).
+
+    ``False``: one does; the caller reads them one by one to name its line.
+    """
+    types, data = events.types, events.data
+    return all(  # each type's data picked out at C speed: a journal has a few types
+        events_pass(type_, list(compress(data, map(type_.__eq__, types))))
+        for type_ in set(types)
+        if type_ in NAMED_EVENTS
+    )
 
 
 def _scan_lines(

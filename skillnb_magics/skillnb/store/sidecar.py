@@ -334,11 +334,15 @@ class SidecarStore(Closing):
                 raise ConflictError(expected_version, head)
             if not drafts:
                 return []
-            checked = [type(d) is CheckedDraft for d in drafts]
-            events = [
-                event_from_draft(head + i, d, c)
-                for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
-            ]
+            if len(drafts) == 1:  # the usual append: one event
+                checked = [type(drafts[0]) is CheckedDraft]
+                events = [event_from_draft(head + 1, drafts[0], checked[0])]
+            else:
+                checked = [type(d) is CheckedDraft for d in drafts]
+                events = [
+                    event_from_draft(head + i, d, c)
+                    for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
+                ]
             data = encode_events(events, checked)
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
