@@ -8,7 +8,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Signal, type ISignal } from '@lumino/signaling';
 
 import { RunApiError, type IApprover, type IRunClient } from './api';
-import type { IMilestoneResult, IRunDescription } from './types';
+import type { ICopyOf, IMilestoneResult, IRunDescription } from './types';
 
 /** How long the server may hold a version check of a run (seconds). */
 const LONG_POLL_S = 20;
@@ -21,6 +21,7 @@ export type RunModelStatus =
   | 'loading' // first fetch for this notebook in flight
   | 'ready' // `description` holds the run
   | 'missing' // the notebook has no SKILL.nb run (no sidecar) yet
+  | 'copied' // no run of its own: a copy of a notebook holding its run (`copyOf`)
   | 'error'; // the last fetch failed; `error` says why
 
 /** A short message shown at the top of the panel (e.g. the output of Resume). */
@@ -59,6 +60,14 @@ export class RunModel implements IDisposable {
     return this._description;
   }
 
+  /**
+   * What the notebook is a copy of, when it has no run of its own because it is a copy of
+   * one that holds the run it names (`status` is `copied`): its views show that run.
+   */
+  get copyOf(): ICopyOf | null {
+    return this._copyOf;
+  }
+
   /** Why the last fetch failed, or what is missing. */
   get error(): string | null {
     return this._error;
@@ -92,6 +101,7 @@ export class RunModel implements IDisposable {
     this._generation += 1;
     this._live = true; // held checks first; a server that cannot hold one says so
     this._description = null;
+    this._copyOf = null;
     this._error = null;
     this._notice = null;
     this._status = path === null ? 'empty' : 'loading';
@@ -117,12 +127,14 @@ export class RunModel implements IDisposable {
     const request = ++this._request;
     let description: IRunDescription | null = null;
     let failure: unknown = null;
+    let copy: ICopyOf | null = null;
     try {
-      if (
-        this._status !== 'ready' &&
-        !(await this._client.version(path)).exists
-      ) {
-        throw new RunApiError(404, `no SKILL.nb run for ${path} yet`);
+      if (this._status !== 'ready') {
+        const known = await this._client.version(path);
+        if (!known.exists) {
+          copy = known.copy_of ?? null;
+          throw new RunApiError(404, `no SKILL.nb run for ${path} yet`);
+        }
       }
       description = await this._client.describe(path);
     } catch (reason) {
@@ -131,13 +143,14 @@ export class RunModel implements IDisposable {
     if (generation !== this._generation || request !== this._request) {
       return; // a newer request or another notebook took over
     }
+    this._copyOf = copy;
     if (description !== null) {
       this._description = description;
       this._status = 'ready';
       this._error = null;
     } else if (failure instanceof RunApiError && failure.isMissing) {
       this._description = null;
-      this._status = 'missing';
+      this._status = copy === null ? 'missing' : 'copied';
       this._error = failure.message;
     } else {
       this._status = 'error';
@@ -160,12 +173,17 @@ export class RunModel implements IDisposable {
     let exists: boolean;
     let version: number | null;
     let live: boolean | undefined;
+    let copy: ICopyOf | null | undefined;
     const since = this._status === 'ready' ? this._description?.version : null;
     try {
-      ({ exists, version, live } =
-        this._live && typeof since === 'number'
-          ? await this._client.version(path, since, LONG_POLL_S)
-          : await this._client.version(path));
+      ({
+        exists,
+        version,
+        live,
+        copy_of: copy
+      } = this._live && typeof since === 'number'
+        ? await this._client.version(path, since, LONG_POLL_S)
+        : await this._client.version(path));
     } catch (reason) {
       if (generation === this._generation && this._status !== 'error') {
         this._status = 'error';
@@ -185,7 +203,8 @@ export class RunModel implements IDisposable {
     const stale =
       this._status === 'error' ||
       (exists && known !== version) ||
-      (!exists && this._status === 'ready');
+      (!exists && this._status === 'ready') ||
+      (!exists && (this._status === 'copied') !== Boolean(copy));
     if (stale) {
       await this.refresh();
     }
@@ -314,6 +333,7 @@ export class RunModel implements IDisposable {
   private _path: string | null = null;
   private _status: RunModelStatus = 'empty';
   private _description: IRunDescription | null = null;
+  private _copyOf: ICopyOf | null = null;
   private _error: string | null = null;
   private _notice: INotice | null = null;
   private _generation = 0;

@@ -9,6 +9,7 @@ import { FORMAT_VERSION, MIME_TYPE } from './tokens';
 import type {
   BundleStatus,
   IBatchView,
+  ICopyOf,
   IFactView,
   IGateReportView,
   IGraphInterrupt,
@@ -286,11 +287,38 @@ export function parseVersion(value: unknown): IRunVersion {
     return { exists: false, version: null };
   }
   const version = value.version;
+  const copy = parseCopyOf(value.copy_of);
   return {
     exists: value.exists === true,
     version: typeof version === 'number' ? version : null,
-    ...(value.live === true ? { live: true } : {})
+    ...(value.live === true ? { live: true } : {}),
+    ...(copy !== null ? { copy_of: copy } : {})
   };
+}
+
+const COPY_FIELDS = [
+  'text',
+  'original',
+  'run_id',
+  'fork_from',
+  'fork',
+  'new_run'
+] as const;
+
+/** Read what a copy of a notebook holding the run is (`null`: not one, or malformed). */
+export function parseCopyOf(value: unknown): ICopyOf | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const copy: Partial<Record<(typeof COPY_FIELDS)[number], string>> = {};
+  for (const field of COPY_FIELDS) {
+    const text = value[field];
+    if (typeof text !== 'string') {
+      return null;
+    }
+    copy[field] = text;
+  }
+  return copy as ICopyOf;
 }
 
 function readMirror(value: unknown): IOutputMirror | null {

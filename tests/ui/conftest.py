@@ -340,6 +340,7 @@ def review_notebook() -> Any:
         cells: Sequence[str] = ("%load_ext skillnb",),
         *,
         kernelspec: bool = False,
+        mirrored: bool = False,
     ) -> Path:
         notebook = nbformat.v4.new_notebook()
         notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
@@ -358,6 +359,12 @@ def review_notebook() -> Any:
         with pytest.raises(GateBlocked):
             run.fire("publish")
         assert [a.gate for a in run.pending()] == ["sign_off"]
+        if mirrored:  # the metadata mirror a kernel leaves: the notebook names its run
+            from skillnb.jupyter.notebook import apply_mirror
+
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            apply_mirror(saved, run)
+            path.write_text(json.dumps(saved), encoding="utf-8")
         return path
 
     return make

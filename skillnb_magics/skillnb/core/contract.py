@@ -33,6 +33,7 @@ from skillnb.core.contract_mirror import CellMirror, NotebookMirror
 
 __all__ = [
     "BundleStatus",
+    "CopyOf",
     "DecisionResult",
     "MilestoneResult",
     "MirrorMessage",
@@ -132,6 +133,28 @@ class MirrorMessage(_Shape):
     one clears it). Null when the message carries none (keep the old ones)."""
 
 
+class CopyOf(_Shape):
+    """The notebook is a copy of another that still holds the run both name (no run of its own).
+
+    Its saved outputs and metadata show the original's run; nothing is recorded until one of
+    the ways on is taken (see :mod:`skillnb.jupyter.identity`).
+    """
+
+    text: str
+    """One line for a person: "This notebook is a copy of report.ipynb; the run shown is the
+    original's"."""
+    original: str
+    """The original notebook, relative to the copy's folder (as the commands name it)."""
+    run_id: str
+    """The run both notebooks name (the original's)."""
+    fork_from: str
+    """In the copy's kernel: go on with a copy of the original's run (``%skillnb fork-from``)."""
+    fork: str
+    """The same from a shell in the copy's folder (``skillnb fork ORIGINAL COPY``)."""
+    new_run: str
+    """In the copy's kernel: start a new run of its own (``%skillnb new-run``)."""
+
+
 class RunVersion(_Shape):
     """``GET /skillnb/api/version``."""
 
@@ -139,6 +162,8 @@ class RunVersion(_Shape):
     version: int | None
     live: bool = False
     """The server can hold a version check of this run until it changes (``after``/``wait``)."""
+    copy_of: CopyOf | None = None
+    """Set when the notebook has no run because it is a copy of one that holds it."""
 
 
 class EventSummary(_Shape):
