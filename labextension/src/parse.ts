@@ -11,6 +11,8 @@ import type {
   IBatchView,
   ICopyOf,
   IFactView,
+  IFoldedReport,
+  IGateRow,
   IGateReportView,
   IGraphInterrupt,
   IGraphThread,
@@ -337,14 +339,42 @@ export function parseBundle(value: unknown): ISkillnbBundle | null {
     return null;
   }
   const status = BUNDLE_STATUSES.find(s => s === value.status) ?? 'ok';
+  const report = readFoldedReport(value.report);
   return {
     v: FORMAT_VERSION,
     kind: str(value.kind),
     badge: str(value.badge, str(value.kind, 'skillnb')),
     status,
     key: strOrNull(value.key),
-    trigger: strOrNull(value.trigger)
+    trigger: strOrNull(value.trigger),
+    ...(report !== null ? { report } : {})
   };
+}
+
+const ROW_FIELDS = ['mark', 'gate', 'kind', 'severity', 'message'] as const;
+
+/** A blocked cell's folded gate report (`null`: none, or not one this version reads). */
+function readFoldedReport(value: unknown): IFoldedReport | null {
+  if (!isObject(value) || typeof value.summary !== 'string') {
+    return null;
+  }
+  if (!Array.isArray(value.rows)) {
+    return null;
+  }
+  const rows: IGateRow[] = [];
+  for (const row of value.rows) {
+    if (!isObject(row) || ROW_FIELDS.some(f => typeof row[f] !== 'string')) {
+      return null;
+    }
+    rows.push({
+      mark: str(row.mark),
+      gate: str(row.gate),
+      kind: str(row.kind),
+      severity: str(row.severity),
+      message: str(row.message)
+    });
+  }
+  return { summary: value.summary, rows };
 }
 
 /** What the extension reads of an output's volatile part (the events are Python's). */

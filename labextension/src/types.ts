@@ -308,6 +308,36 @@ export interface ISkillnbBundle {
   status: BundleStatus;
   key: string | null;
   trigger: string | null;
+  /**
+   * A blocked (or waiting) gated cell's gate report, shown folded under its lines.
+   */
+  report?: IFoldedReport | null;
+}
+/**
+ * The gate report a blocked cell folds under what it says (closed until opened).
+ */
+export interface IFoldedReport {
+  /**
+   * What the fold is labelled: ``gate report in state review (2 gates)``.
+   */
+  summary: string;
+  rows: IGateRow[];
+}
+/**
+ * One gate of a folded gate report.
+ */
+export interface IGateRow {
+  /**
+   * ``✓`` passed, ``✗`` failed, ``⚠`` failed as a warning only.
+   */
+  mark: string;
+  gate: string;
+  kind: string;
+  severity: string;
+  /**
+   * The gate's full message, its expression included.
+   */
+  message: string;
 }
 /**
  * ``metadata["application/vnd.skillnb.v1+json"]`` of a magic's output.

@@ -35,6 +35,8 @@ __all__ = [
     "BundleStatus",
     "CopyOf",
     "DecisionResult",
+    "FoldedReport",
+    "GateRow",
     "MilestoneResult",
     "MirrorMessage",
     "OutputBundle",
@@ -61,6 +63,26 @@ class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
 
 
+class GateRow(_Shape):
+    """One gate of a folded gate report."""
+
+    mark: str
+    """``✓`` passed, ``✗`` failed, ``⚠`` failed as a warning only."""
+    gate: str
+    kind: str
+    severity: str
+    message: str
+    """The gate's full message, its expression included."""
+
+
+class FoldedReport(_Shape):
+    """The gate report a blocked cell folds under what it says (closed until opened)."""
+
+    summary: str
+    """What the fold is labelled: ``gate report in state review (2 gates)``."""
+    rows: list[GateRow]
+
+
 class SkillnbBundle(_Shape):
     """``data["application/vnd.skillnb.v1+json"]`` of a magic's output.
 
@@ -74,6 +96,8 @@ class SkillnbBundle(_Shape):
     status: BundleStatus
     key: str | None
     trigger: str | None
+    report: FoldedReport | None = None
+    """A blocked (or waiting) gated cell's gate report, shown folded under its lines."""
 
 
 class OutputMirror(_Shape):
