@@ -8,7 +8,13 @@ import type { IDisposable } from '@lumino/disposable';
 import { Signal, type ISignal } from '@lumino/signaling';
 
 import { RunApiError, type IApprover, type IRunClient } from './api';
-import type { ICopyOf, IMilestoneResult, IRunDescription } from './types';
+import type { RunWatches } from './runwatch';
+import type {
+  ICopyOf,
+  IMilestoneResult,
+  IRunDescription,
+  IRunVersion
+} from './types';
 
 /** How long the server may hold a version check of a run (seconds). */
 const LONG_POLL_S = 20;
@@ -35,9 +41,13 @@ export interface INotice {
 export class RunModel implements IDisposable {
   /**
    * @param client the server seam (`ServerRunClient` in the app, a double in tests)
+   * @param watches the shared version checks of runs: while polling, the model follows its
+   *   run's watch (the one long poll the notebook's saved views follow too) instead of
+   *   asking on its own
    */
-  constructor(client: IRunClient) {
+  constructor(client: IRunClient, watches: RunWatches | null = null) {
     this._client = client;
+    this._watches = watches;
   }
 
   /** Emitted whenever anything the panel shows changed. */
@@ -80,7 +90,7 @@ export class RunModel implements IDisposable {
 
   /** True while polling. */
   get isPolling(): boolean {
-    return this._timer !== null;
+    return this._timer !== null || this._following !== null;
   }
 
   /** True after `dispose()`. */
@@ -106,6 +116,9 @@ export class RunModel implements IDisposable {
     this._notice = null;
     this._status = path === null ? 'empty' : 'loading';
     this._emit();
+    if (this._following !== null) {
+      this._follow(); // the watch of the new notebook's run
+    }
     if (path !== null) {
       await this.refresh();
     }
@@ -195,6 +208,12 @@ export class RunModel implements IDisposable {
     if (generation !== this._generation) {
       return false;
     }
+    return this._apply({ exists, version, live, copy_of: copy });
+  }
+
+  /** Take a version answer about the current run: refresh when it moved. */
+  private async _apply(answer: IRunVersion): Promise<boolean> {
+    const { exists, version, live, copy_of: copy } = answer;
     // A run the server can wait on answers when it changes: the next check waits on the
     // server (woken by the sidecar's journal or the database's NOTIFY) instead of asking
     // again every interval.
@@ -263,9 +282,16 @@ export class RunModel implements IDisposable {
     this._emit();
   }
 
-  /** Check the version every `intervalMs` until `stopPolling()`. */
+  /**
+   * Check the version every `intervalMs` until `stopPolling()` (with shared watches: follow
+   * the run's watch, which long-polls the run, or asks every interval when it cannot).
+   */
   startPolling(intervalMs: number): void {
-    if (this._timer !== null || this._disposed) {
+    if (this.isPolling || this._disposed) {
+      return;
+    }
+    if (this._watches !== null) {
+      this._follow();
       return;
     }
     this._timer = setInterval(() => {
@@ -276,6 +302,8 @@ export class RunModel implements IDisposable {
 
   /** Stop checking the version. */
   stopPolling(): void {
+    this._following?.dispose();
+    this._following = null;
     if (this._timer !== null) {
       clearInterval(this._timer);
       this._timer = null;
@@ -315,6 +343,29 @@ export class RunModel implements IDisposable {
     }
   }
 
+  /** Follow the shared watch of the current run (none while no notebook is selected). */
+  private _follow(): void {
+    this._following?.dispose();
+    const path = this._path;
+    const watches = this._watches;
+    if (watches === null || this._disposed) {
+      return;
+    }
+    const generation = this._generation;
+    const listen = (answer: IRunVersion | null): void => {
+      if (generation !== this._generation || this._disposed) {
+        return;
+      }
+      if (answer === null) {
+        void this.refresh(); // the server did not answer: say why, as a refresh finds it
+        return;
+      }
+      void this._apply(answer);
+    };
+    // With no notebook there is nothing to watch, but the model stays "polling".
+    this._following = path === null ? IDLE : watches.follow(path, listen);
+  }
+
   private _requirePath(): string {
     if (this._path === null) {
       throw new RunApiError(400, 'no notebook is selected');
@@ -329,6 +380,8 @@ export class RunModel implements IDisposable {
   }
 
   private readonly _client: IRunClient;
+  private readonly _watches: RunWatches | null;
+  private _following: IDisposable | null = null;
   private readonly _stateChanged = new Signal<this, void>(this);
   private _path: string | null = null;
   private _status: RunModelStatus = 'empty';
@@ -345,6 +398,9 @@ export class RunModel implements IDisposable {
   private _disposed = false;
   private _approver: Promise<IApprover> | null = null;
 }
+
+/** What the model follows while polling with no notebook selected. */
+const IDLE: IDisposable = { isDisposed: false, dispose: () => undefined };
 
 function pageHidden(): boolean {
   return (
