@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import labkit
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -330,7 +331,6 @@ def review_notebook() -> Any:
     a ``summary`` fact holding markup, ``submit`` fired (state ``review``) and ``publish``
     blocked on the pending ``sign_off`` approval, and returns the notebook's path.
     """
-    nbformat = pytest.importorskip("nbformat")
     import skillnb
     from skillnb.errors import GateBlocked
 
@@ -342,16 +342,7 @@ def review_notebook() -> Any:
         kernelspec: bool = False,
         mirrored: bool = False,
     ) -> Path:
-        notebook = nbformat.v4.new_notebook()
-        notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-        if kernelspec:
-            notebook.metadata["kernelspec"] = {
-                "name": "python3",
-                "display_name": "Python 3 (ipykernel)",
-                "language": "python",
-            }
-        path = folder / name
-        nbformat.write(notebook, path)
+        path = labkit.write_code_notebook(folder / name, cells, kernelspec=kernelspec)
         workflow = skillnb.Workflow.from_yaml(FIXTURES / "review_workflow.yaml")
         run = skillnb.open_run(path, workflow=workflow, user="setup", memory=False)
         run.formalize("summary", SUMMARY_WITH_MARKUP, kind="summary")

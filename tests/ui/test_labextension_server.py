@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pytest
-from labkit import write_named_users_config
+from labkit import write_code_notebook, write_named_users_config
 
 from skillnb.core.records import Approval, Event
 from skillnb.errors import ApprovalError
@@ -206,12 +206,7 @@ def test_registry_refuses_a_sidecar_linked_out_of_the_root(root: Path) -> None:
 
 
 def make_notebook(folder: Path, name: str) -> Path:
-    nbformat = pytest.importorskip("nbformat")
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell("%load_ext skillnb")]
-    path = folder / name
-    nbformat.write(notebook, path)
-    return path
+    return write_code_notebook(folder / name, ["%load_ext skillnb"], kernelspec=False)
 
 
 @pytest.fixture(scope="module")
