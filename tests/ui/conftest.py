@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import labkit
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -342,7 +341,9 @@ def review_notebook() -> Any:
         kernelspec: bool = False,
         mirrored: bool = False,
     ) -> Path:
-        path = labkit.write_code_notebook(folder / name, cells, kernelspec=kernelspec)
+        from labkit import write_code_notebook  # here: other suites load this file by path
+
+        path = write_code_notebook(folder / name, cells, kernelspec=kernelspec)
         workflow = skillnb.Workflow.from_yaml(FIXTURES / "review_workflow.yaml")
         run = skillnb.open_run(path, workflow=workflow, user="setup", memory=False)
         run.formalize("summary", SUMMARY_WITH_MARKUP, kind="summary")
