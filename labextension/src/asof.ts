@@ -3,8 +3,11 @@
  * saved view's HTML (the kernel writes it, see `skillnb/jupyter/asof.py`), reads the server's
  * fresh rendering of the view (`GET /skillnb/api/view`), and decides what the view says
  * about itself: brought up to date from the run, or saved at an older version than the
- * run's, or saved from another run. Pure functions: `liveview.ts` does the DOM.
+ * run's, or saved from another run, or the original's run in a copy of its notebook. Pure
+ * functions: `liveview.ts` does the DOM.
  */
+import { parseCopyOf } from './parse';
+import type { ICopyOf } from './types';
 
 /** What a saved view's marker says: the run, the version and the time it shows. */
 export interface IAsOf {
@@ -36,14 +39,17 @@ export interface ILiveAnswer {
   version?: number | null;
   /** Why the run could not be read. */
   error?: string;
+  /** The notebook has no run: it is a copy of one holding the run its views show. */
+  copy?: ICopyOf;
 }
 
 /**
  * `current`: the view now shows the run as it is; `behind`: the saved view is older than
  * the run and could not be brought up to date; `other`: saved from another run than this
- * notebook's; `unknown`: the run could not be read at all.
+ * notebook's; `copy`: the notebook is a copy of one holding the run shown (it has no run
+ * of its own); `unknown`: the run could not be read at all.
  */
-export type Freshness = 'current' | 'behind' | 'other' | 'unknown';
+export type Freshness = 'current' | 'behind' | 'other' | 'copy' | 'unknown';
 
 /** What a view says about itself once the server was asked. */
 export interface IVerdict {
@@ -96,6 +102,15 @@ export function parseAsOf(html: unknown): IAsOf | null {
     at: attribute(tag, 'data-skillnb-at') ?? '',
     kind: attribute(tag, 'data-skillnb-view') === 'form' ? 'form' : 'run'
   };
+}
+
+/** The view route's answer for a copy of a notebook holding the run (`null`: not a copy). */
+export function copyIn(raw: unknown): ICopyOf | null {
+  if (typeof raw !== 'object' || raw === null) {
+    return null;
+  }
+  const body = raw as Record<string, unknown>;
+  return body.v === 1 ? parseCopyOf(body.copy_of) : null;
 }
 
 /** Read the view route's answer; `null` when it is not one this version understands. */
@@ -154,6 +169,14 @@ export function verdict(
 ): IVerdict {
   const was = shown(saved.version, saved.at, now);
   const keep = { html: null, plain: null, version: saved.version };
+  if (live.copy !== undefined) {
+    const copy = live.copy;
+    return {
+      ...keep,
+      freshness: 'copy',
+      text: `${copy.text} (as of ${was}). Go on with a copy of its run: ${copy.fork_from} (or ${copy.fork} in a terminal), or start fresh: ${copy.new_run}.`
+    };
+  }
   const view = live.view ?? null;
   if (view !== null && view.run !== saved.run) {
     return {
@@ -204,15 +227,24 @@ export function verdict(
 export interface IViewSource {
   /** The raw answer of `GET /skillnb/api/view` for the notebook (rejects on failure). */
   view(): Promise<unknown>;
-  /** The run's version (`exists: false`: the notebook has no run). */
-  version(): Promise<{ exists: boolean; version: number | null }>;
+  /** The run's version (`exists: false`: the notebook has no run; `copy_of`: a copy). */
+  version(): Promise<{
+    exists: boolean;
+    version: number | null;
+    copy_of?: ICopyOf | null;
+  }>;
 }
 
 /** Ask the server for the run now: its view, else at least its version. */
 export async function askRun(runs: IViewSource): Promise<ILiveAnswer> {
   let error: string;
   try {
-    const view = parseFreshView(await runs.view());
+    const raw = await runs.view();
+    const copy = copyIn(raw);
+    if (copy !== null) {
+      return { copy };
+    }
+    const view = parseFreshView(raw);
     if (view !== null) {
       return { view };
     }
@@ -221,7 +253,10 @@ export async function askRun(runs: IViewSource): Promise<ILiveAnswer> {
     error = reason instanceof Error ? reason.message : String(reason);
   }
   try {
-    const { exists, version } = await runs.version();
+    const { exists, version, copy_of: copy } = await runs.version();
+    if (!exists && copy) {
+      return { copy };
+    }
     return { version: exists ? version : null, error };
   } catch (reason) {
     return { error: reason instanceof Error ? reason.message : String(reason) };

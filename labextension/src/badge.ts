@@ -8,7 +8,7 @@
  */
 import { parseBundle, parseOutputVolatile } from './parse';
 import { MIME_TYPE } from './tokens';
-import type { BundleStatus } from './types';
+import type { BundleStatus, IFoldedReport } from './types';
 
 /** Statuses whose details are shown unfolded. */
 const ATTENTION: ReadonlySet<BundleStatus> = new Set<BundleStatus>([
@@ -29,6 +29,13 @@ export interface IBadgeView {
   details: string | null;
   /** Whether the details start unfolded (outcomes that need attention). */
   open: boolean;
+  /**
+   * A blocked cell's gate report, shown folded (closed) under its lines; the lines are
+   * then shown as they are (`lines`), not folded.
+   */
+  report: IFoldedReport | null;
+  /** The lines under the badge, shown unfolded (with `report`; else empty). */
+  lines: string[];
 }
 
 /**
@@ -53,12 +60,25 @@ export function describeOutput(
     `SKILL.nb ${bundle.kind}: ${bundle.status}` +
     (shown !== null ? ` · shown ${shown}` : '');
   const repeats = !text.trim() || text.trim() === bundle.badge.trim();
+  const report = bundle.report ?? null;
+  // With a folded report the lines are what the cell says: shown once, under the badge
+  // (the plain text starts with the badge itself, not repeated).
+  const lines =
+    report === null
+      ? []
+      : text
+          .split('\n')
+          .filter(
+            (line, i) => line.trim() && !(i === 0 && line === bundle.badge)
+          );
   return {
     kind: bundle.kind,
     status: bundle.status,
     badge: bundle.badge,
     title,
-    details: repeats ? null : text,
-    open: ATTENTION.has(bundle.status)
+    details: repeats || report !== null ? null : text,
+    open: ATTENTION.has(bundle.status),
+    report,
+    lines
   };
 }

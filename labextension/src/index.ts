@@ -21,6 +21,7 @@ import { NotebookMirror } from './mirrorconnector';
 import { RunModel } from './model';
 import { InboxModel } from './inbox';
 import { RunPanel } from './panel';
+import { RunWatches } from './runwatch';
 import { ServerRunClient } from './request';
 import { ISkillnbPanel, PANEL_ID, PLUGIN_IDS } from './tokens';
 
@@ -39,11 +40,13 @@ const panelPlugin: JupyterFrontEndPlugin<ISkillnbPanel> = {
     restorer: ILayoutRestorer | null
   ): ISkillnbPanel => {
     const client = new ServerRunClient(app.serviceManager.serverSettings);
-    const model = new RunModel(client);
+    const watches = new RunWatches(client);
+    const model = new RunModel(client, watches);
     const inbox = new InboxModel(client);
     const suggestions = new KeepSuggestions();
     const service: ISkillnbPanel = {
       model,
+      watches,
       suggestions,
       notifyActivity: path => {
         if (path === model.path) {

@@ -24,8 +24,9 @@
  * notebook: opening a notebook does not change it), and a line says so ("Current: as of
  * v43, 14:10 …"). When that route fails, the version route says whether the run moved on
  * ("Saved at v38, 14:02; the run is now at v43."), so no stale view passes for current.
- * While such views are on screen the run's version is asked every `FOLLOW_MS`, and a view
- * whose run moved on is brought up to date again.
+ * While such views are on screen they follow the run's shared watch (`runwatch.ts`: the one
+ * long poll of the run, which the side panel's model follows too), and a view whose run
+ * moved on is brought up to date again.
  */
 import type {
   JupyterFrontEnd,
@@ -34,6 +35,7 @@ import type {
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
+import type { IDisposable } from '@lumino/disposable';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { syncPressed } from './pressed';
@@ -45,8 +47,9 @@ import {
   type IViewSource
 } from './asof';
 import { ServerRunClient } from './request';
+import { RunWatches, type VersionListener } from './runwatch';
 import { parseSavedViews } from './savedviews';
-import { PLUGIN_IDS } from './tokens';
+import { ISkillnbPanel, PLUGIN_IDS } from './tokens';
 
 /** The comm target of the views' fresh fallbacks. */
 export const VIEW_TARGET = 'skillnb.view';
@@ -61,8 +64,6 @@ export const GRACE_MS = 1000;
 /** CSS class of the renderer's node; `data-skillnb-view` is `pending`, `live` or `fallback`. */
 export const LIVE_VIEW_CLASS = 'jp-skillnb-live-view';
 
-/** How often the run's version is asked while saved views are shown in its place. */
-export const FOLLOW_MS = 2000;
 /** CSS class of the line that says whether a saved view is current. */
 export const FRESHNESS_CLASS = 'jp-skillnb-freshness';
 
@@ -81,16 +82,19 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
    *   tried only then, so a missing one costs no "widget model not found" in the console
    * @param runs the server's routes for the notebook's run: a saved view shown as the
    *   fallback is brought up to date from them (none: the saved view stays as saved)
+   * @param followed called once the view knows the run's version (then it follows the run)
    */
   constructor(
     source: IRendererSource,
     hasModel: (id: string) => boolean = () => true,
-    runs: IViewSource | null = null
+    runs: IViewSource | null = null,
+    followed: () => void = () => undefined
   ) {
     super();
     this._source = source;
     this._hasModel = hasModel;
     this._runs = runs;
+    this._onFollowed = followed;
     this.addClass(LIVE_VIEW_CLASS);
     this._show('pending');
   }
@@ -293,6 +297,9 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
       return;
     }
     this._followed = live.view?.version ?? live.version ?? null;
+    if (this._followed !== null) {
+      this._onFollowed();
+    }
     const said = verdict(saved, live);
     if (said.html !== null) {
       await fallback.renderModel({
@@ -340,6 +347,7 @@ export class LiveViewRenderer extends Panel implements IRenderMime.IRenderer {
   private readonly _source: IRendererSource;
   private readonly _hasModel: (id: string) => boolean;
   private readonly _runs: IViewSource | null;
+  private readonly _onFollowed: () => void;
   private _note: Widget | null = null;
   private _upgradedFor: IRenderMime.IMimeModel | null = null;
   private _followed: number | null = null;
@@ -429,6 +437,8 @@ export class WidgetModels {
 export interface ILiveViewHost {
   /** The server's routes for the notebook's run (none: saved views stay as saved). */
   runs?: IViewSource | null;
+  /** Follow the run's shared watch (none: saved views are brought up to date once). */
+  follow?: ((listener: VersionListener) => IDisposable) | null;
   /** Emitted when the notebook closes (ends the following of its run). */
   disposed?: { connect(slot: () => void): boolean };
   rendermime: IRendererSource & {
@@ -445,6 +455,7 @@ export interface ILiveViewHost {
 export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
   const renderers = new Set<LiveViewRenderer>();
   const models = new WidgetModels();
+  const following = followRun(host, renderers);
   host.rendermime.addFactory(
     {
       safe: false,
@@ -454,7 +465,8 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
         const renderer = new LiveViewRenderer(
           host.rendermime,
           id => models.has(id),
-          host.runs ?? null
+          host.runs ?? null,
+          following.start
         );
         renderers.add(renderer);
         renderer.disposed.connect(() => renderers.delete(renderer));
@@ -511,48 +523,45 @@ export function installLiveViews(host: ILiveViewHost): Set<LiveViewRenderer> {
     listen();
     window.setTimeout(retry, GRACE_MS);
   });
-  const runs = host.runs ?? null;
-  if (runs !== null) {
-    const timer = window.setInterval(
-      () => void followRun(runs, renderers),
-      FOLLOW_MS
-    );
-    host.disposed?.connect(() => window.clearInterval(timer));
-  }
+  host.disposed?.connect(following.stop);
   return renderers;
 }
 
-const asking = new WeakSet<Set<LiveViewRenderer>>();
-
-/** Bring the saved views shown in place of the run up to date when its version moved. */
-async function followRun(
-  runs: IViewSource,
+/**
+ * Bring the saved views shown in place of the run up to date when its version moves: they
+ * follow the run's shared watch while at least one of them knows the run's version.
+ */
+function followRun(
+  host: ILiveViewHost,
   renderers: Set<LiveViewRenderer>
-): Promise<void> {
-  const watched = [...renderers].filter(
-    r => r.shown === 'fallback' && r.followedVersion !== null
-  );
-  if (
-    !watched.length ||
-    asking.has(renderers) ||
-    (typeof document !== 'undefined' && document.visibilityState === 'hidden')
-  ) {
-    return;
-  }
-  asking.add(renderers);
-  try {
-    const { exists, version } = await runs.version();
-    const now = exists ? version : null;
-    await Promise.all(
-      watched
-        .filter(r => r.followedVersion !== now)
-        .map(r => r.refreshFromRun())
+): { start: () => void; stop: () => void } {
+  let following: IDisposable | null = null;
+  const stop = (): void => {
+    following?.dispose();
+    following = null;
+  };
+  const onVersion: VersionListener = answer => {
+    const watched = [...renderers].filter(
+      r => r.shown === 'fallback' && r.followedVersion !== null
     );
-  } catch {
-    // The server did not answer: the next round asks again.
-  } finally {
-    asking.delete(renderers);
-  }
+    if (!watched.length) {
+      stop(); // no saved view on screen follows the run any more
+      return;
+    }
+    if (answer === null) {
+      return; // the server did not answer: the watch asks again
+    }
+    const now = answer.exists ? answer.version : null;
+    watched
+      .filter(r => r.followedVersion !== now)
+      .forEach(r => void r.refreshFromRun());
+  };
+  const start = (): void => {
+    if (following === null && host.follow) {
+      following = host.follow(onVersion);
+    }
+  };
+  return { start, stop };
 }
 
 /** Installs the run view renderer on every notebook. */
@@ -561,8 +570,14 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
   description:
     'Shows SKILL.nb run views live, or their saved HTML when the widget is gone.',
   autoStart: true,
-  activate: (app: JupyterFrontEnd): void => {
+  optional: [ISkillnbPanel],
+  activate: (
+    app: JupyterFrontEnd,
+    panelService: ISkillnbPanel | null
+  ): void => {
     const client = new ServerRunClient(app.serviceManager.serverSettings);
+    // The panel's watches when there is a panel (one long poll per run, shared with it).
+    const watches = panelService?.watches ?? new RunWatches(client);
     app.docRegistry.addWidgetExtension('Notebook', {
       createNew: widget => {
         const panel = widget as NotebookPanel;
@@ -573,7 +588,8 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
           runs: {
             view: () => client.savedView(panel.context.path),
             version: () => client.version(panel.context.path)
-          }
+          },
+          follow: listener => watches.follow(panel.context.path, listener)
         });
       }
     });

@@ -8,7 +8,13 @@ import type { IDisposable } from '@lumino/disposable';
 import { Signal, type ISignal } from '@lumino/signaling';
 
 import { RunApiError, type IApprover, type IRunClient } from './api';
-import type { IMilestoneResult, IRunDescription } from './types';
+import type { RunWatches } from './runwatch';
+import type {
+  ICopyOf,
+  IMilestoneResult,
+  IRunDescription,
+  IRunVersion
+} from './types';
 
 /** How long the server may hold a version check of a run (seconds). */
 const LONG_POLL_S = 20;
@@ -21,6 +27,7 @@ export type RunModelStatus =
   | 'loading' // first fetch for this notebook in flight
   | 'ready' // `description` holds the run
   | 'missing' // the notebook has no SKILL.nb run (no sidecar) yet
+  | 'copied' // no run of its own: a copy of a notebook holding its run (`copyOf`)
   | 'error'; // the last fetch failed; `error` says why
 
 /** A short message shown at the top of the panel (e.g. the output of Resume). */
@@ -34,9 +41,13 @@ export interface INotice {
 export class RunModel implements IDisposable {
   /**
    * @param client the server seam (`ServerRunClient` in the app, a double in tests)
+   * @param watches the shared version checks of runs: while polling, the model follows its
+   *   run's watch (the one long poll the notebook's saved views follow too) instead of
+   *   asking on its own
    */
-  constructor(client: IRunClient) {
+  constructor(client: IRunClient, watches: RunWatches | null = null) {
     this._client = client;
+    this._watches = watches;
   }
 
   /** Emitted whenever anything the panel shows changed. */
@@ -59,6 +70,14 @@ export class RunModel implements IDisposable {
     return this._description;
   }
 
+  /**
+   * What the notebook is a copy of, when it has no run of its own because it is a copy of
+   * one that holds the run it names (`status` is `copied`): its views show that run.
+   */
+  get copyOf(): ICopyOf | null {
+    return this._copyOf;
+  }
+
   /** Why the last fetch failed, or what is missing. */
   get error(): string | null {
     return this._error;
@@ -71,7 +90,7 @@ export class RunModel implements IDisposable {
 
   /** True while polling. */
   get isPolling(): boolean {
-    return this._timer !== null;
+    return this._timer !== null || this._following !== null;
   }
 
   /** True after `dispose()`. */
@@ -92,10 +111,14 @@ export class RunModel implements IDisposable {
     this._generation += 1;
     this._live = true; // held checks first; a server that cannot hold one says so
     this._description = null;
+    this._copyOf = null;
     this._error = null;
     this._notice = null;
     this._status = path === null ? 'empty' : 'loading';
     this._emit();
+    if (this._following !== null) {
+      this._follow(); // the watch of the new notebook's run
+    }
     if (path !== null) {
       await this.refresh();
     }
@@ -117,12 +140,14 @@ export class RunModel implements IDisposable {
     const request = ++this._request;
     let description: IRunDescription | null = null;
     let failure: unknown = null;
+    let copy: ICopyOf | null = null;
     try {
-      if (
-        this._status !== 'ready' &&
-        !(await this._client.version(path)).exists
-      ) {
-        throw new RunApiError(404, `no SKILL.nb run for ${path} yet`);
+      if (this._status !== 'ready') {
+        const known = await this._client.version(path);
+        if (!known.exists) {
+          copy = known.copy_of ?? null;
+          throw new RunApiError(404, `no SKILL.nb run for ${path} yet`);
+        }
       }
       description = await this._client.describe(path);
     } catch (reason) {
@@ -131,13 +156,14 @@ export class RunModel implements IDisposable {
     if (generation !== this._generation || request !== this._request) {
       return; // a newer request or another notebook took over
     }
+    this._copyOf = copy;
     if (description !== null) {
       this._description = description;
       this._status = 'ready';
       this._error = null;
     } else if (failure instanceof RunApiError && failure.isMissing) {
       this._description = null;
-      this._status = 'missing';
+      this._status = copy === null ? 'missing' : 'copied';
       this._error = failure.message;
     } else {
       this._status = 'error';
@@ -160,12 +186,17 @@ export class RunModel implements IDisposable {
     let exists: boolean;
     let version: number | null;
     let live: boolean | undefined;
+    let copy: ICopyOf | null | undefined;
     const since = this._status === 'ready' ? this._description?.version : null;
     try {
-      ({ exists, version, live } =
-        this._live && typeof since === 'number'
-          ? await this._client.version(path, since, LONG_POLL_S)
-          : await this._client.version(path));
+      ({
+        exists,
+        version,
+        live,
+        copy_of: copy
+      } = this._live && typeof since === 'number'
+        ? await this._client.version(path, since, LONG_POLL_S)
+        : await this._client.version(path));
     } catch (reason) {
       if (generation === this._generation && this._status !== 'error') {
         this._status = 'error';
@@ -177,6 +208,12 @@ export class RunModel implements IDisposable {
     if (generation !== this._generation) {
       return false;
     }
+    return this._apply({ exists, version, live, copy_of: copy });
+  }
+
+  /** Take a version answer about the current run: refresh when it moved. */
+  private async _apply(answer: IRunVersion): Promise<boolean> {
+    const { exists, version, live, copy_of: copy } = answer;
     // A run the server can wait on answers when it changes: the next check waits on the
     // server (woken by the sidecar's journal or the database's NOTIFY) instead of asking
     // again every interval.
@@ -185,7 +222,8 @@ export class RunModel implements IDisposable {
     const stale =
       this._status === 'error' ||
       (exists && known !== version) ||
-      (!exists && this._status === 'ready');
+      (!exists && this._status === 'ready') ||
+      (!exists && (this._status === 'copied') !== Boolean(copy));
     if (stale) {
       await this.refresh();
     }
@@ -244,9 +282,16 @@ export class RunModel implements IDisposable {
     this._emit();
   }
 
-  /** Check the version every `intervalMs` until `stopPolling()`. */
+  /**
+   * Check the version every `intervalMs` until `stopPolling()` (with shared watches: follow
+   * the run's watch, which long-polls the run, or asks every interval when it cannot).
+   */
   startPolling(intervalMs: number): void {
-    if (this._timer !== null || this._disposed) {
+    if (this.isPolling || this._disposed) {
+      return;
+    }
+    if (this._watches !== null) {
+      this._follow();
       return;
     }
     this._timer = setInterval(() => {
@@ -257,6 +302,8 @@ export class RunModel implements IDisposable {
 
   /** Stop checking the version. */
   stopPolling(): void {
+    this._following?.dispose();
+    this._following = null;
     if (this._timer !== null) {
       clearInterval(this._timer);
       this._timer = null;
@@ -296,6 +343,29 @@ export class RunModel implements IDisposable {
     }
   }
 
+  /** Follow the shared watch of the current run (none while no notebook is selected). */
+  private _follow(): void {
+    this._following?.dispose();
+    const path = this._path;
+    const watches = this._watches;
+    if (watches === null || this._disposed) {
+      return;
+    }
+    const generation = this._generation;
+    const listen = (answer: IRunVersion | null): void => {
+      if (generation !== this._generation || this._disposed) {
+        return;
+      }
+      if (answer === null) {
+        void this.refresh(); // the server did not answer: say why, as a refresh finds it
+        return;
+      }
+      void this._apply(answer);
+    };
+    // With no notebook there is nothing to watch, but the model stays "polling".
+    this._following = path === null ? IDLE : watches.follow(path, listen);
+  }
+
   private _requirePath(): string {
     if (this._path === null) {
       throw new RunApiError(400, 'no notebook is selected');
@@ -310,10 +380,13 @@ export class RunModel implements IDisposable {
   }
 
   private readonly _client: IRunClient;
+  private readonly _watches: RunWatches | null;
+  private _following: IDisposable | null = null;
   private readonly _stateChanged = new Signal<this, void>(this);
   private _path: string | null = null;
   private _status: RunModelStatus = 'empty';
   private _description: IRunDescription | null = null;
+  private _copyOf: ICopyOf | null = null;
   private _error: string | null = null;
   private _notice: INotice | null = null;
   private _generation = 0;
@@ -325,6 +398,9 @@ export class RunModel implements IDisposable {
   private _disposed = false;
   private _approver: Promise<IApprover> | null = null;
 }
+
+/** What the model follows while polling with no notebook selected. */
+const IDLE: IDisposable = { isDisposed: false, dispose: () => undefined };
 
 function pageHidden(): boolean {
   return (

@@ -27,7 +27,7 @@ import {
   type IApprovalHandlers
 } from './sections';
 import { PANEL_ID, POLL_INTERVAL_MS } from './tokens';
-import type { ISuggestion } from './types';
+import type { ICopyOf, ISuggestion } from './types';
 
 /** How many lines of a notice (e.g. the Resume summary) show before "show all". */
 export const NOTICE_LINES = 8;
@@ -225,6 +225,8 @@ export class RunPanel extends Widget {
           ]),
           this._keep()
         ];
+      case 'copied':
+        return model.copyOf === null ? [] : [copiedNotice(model.copyOf)];
       case 'error':
         return message(
           model.error ?? 'The run could not be read.',
@@ -303,4 +305,44 @@ function refocus(panel: HTMLElement, was: IFocusedControl): void {
     panel.querySelector<HTMLElement>('.jp-skillnb-approve') ??
     panel.querySelector<HTMLElement>('.jp-skillnb-title');
   next?.focus({ preventScroll: true });
+}
+
+/**
+ * A copy of a notebook holding its run: what its views show, and the two ways on.
+ *
+ * Everything said comes from the server (`copy_of`, built by the kernel's own test).
+ */
+export function copiedNotice(copy: ICopyOf): HTMLElement {
+  const code = (command: string): HTMLElement =>
+    h('code', { className: 'jp-skillnb-copy-command', text: command });
+  const text = (words: string): Node => document.createTextNode(words);
+  return h(
+    'div',
+    {
+      className: 'jp-skillnb-empty jp-skillnb-copied',
+      attrs: { role: 'note' },
+      data: { skillnbOriginal: copy.original }
+    },
+    [
+      h('div', { className: 'jp-skillnb-copied-what', text: `${copy.text}.` }),
+      h('div', {
+        className: 'jp-skillnb-muted',
+        text: `This notebook has no run of its own (run ${copy.run_id} is ${copy.original}'s), and nothing is recorded until you choose:`
+      }),
+      h('ul', { className: 'jp-skillnb-copy-ways' }, [
+        h('li', {}, [
+          text('go on with a copy of its run: '),
+          code(copy.fork_from),
+          text(' in this notebook, or '),
+          code(copy.fork),
+          text(' in a terminal;')
+        ]),
+        h('li', {}, [
+          text('or start fresh, a run of its own: '),
+          code(copy.new_run),
+          text(' in this notebook.')
+        ])
+      ])
+    ]
+  );
 }

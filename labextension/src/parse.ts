@@ -9,7 +9,10 @@ import { FORMAT_VERSION, MIME_TYPE } from './tokens';
 import type {
   BundleStatus,
   IBatchView,
+  ICopyOf,
   IFactView,
+  IFoldedReport,
+  IGateRow,
   IGateReportView,
   IGraphInterrupt,
   IGraphThread,
@@ -286,11 +289,38 @@ export function parseVersion(value: unknown): IRunVersion {
     return { exists: false, version: null };
   }
   const version = value.version;
+  const copy = parseCopyOf(value.copy_of);
   return {
     exists: value.exists === true,
     version: typeof version === 'number' ? version : null,
-    ...(value.live === true ? { live: true } : {})
+    ...(value.live === true ? { live: true } : {}),
+    ...(copy !== null ? { copy_of: copy } : {})
   };
+}
+
+const COPY_FIELDS = [
+  'text',
+  'original',
+  'run_id',
+  'fork_from',
+  'fork',
+  'new_run'
+] as const;
+
+/** Read what a copy of a notebook holding the run is (`null`: not one, or malformed). */
+export function parseCopyOf(value: unknown): ICopyOf | null {
+  if (!isObject(value)) {
+    return null;
+  }
+  const copy: Partial<Record<(typeof COPY_FIELDS)[number], string>> = {};
+  for (const field of COPY_FIELDS) {
+    const text = value[field];
+    if (typeof text !== 'string') {
+      return null;
+    }
+    copy[field] = text;
+  }
+  return copy as ICopyOf;
 }
 
 function readMirror(value: unknown): IOutputMirror | null {
@@ -309,14 +339,42 @@ export function parseBundle(value: unknown): ISkillnbBundle | null {
     return null;
   }
   const status = BUNDLE_STATUSES.find(s => s === value.status) ?? 'ok';
+  const report = readFoldedReport(value.report);
   return {
     v: FORMAT_VERSION,
     kind: str(value.kind),
     badge: str(value.badge, str(value.kind, 'skillnb')),
     status,
     key: strOrNull(value.key),
-    trigger: strOrNull(value.trigger)
+    trigger: strOrNull(value.trigger),
+    ...(report !== null ? { report } : {})
   };
+}
+
+const ROW_FIELDS = ['mark', 'gate', 'kind', 'severity', 'message'] as const;
+
+/** A blocked cell's folded gate report (`null`: none, or not one this version reads). */
+function readFoldedReport(value: unknown): IFoldedReport | null {
+  if (!isObject(value) || typeof value.summary !== 'string') {
+    return null;
+  }
+  if (!Array.isArray(value.rows)) {
+    return null;
+  }
+  const rows: IGateRow[] = [];
+  for (const row of value.rows) {
+    if (!isObject(row) || ROW_FIELDS.some(f => typeof row[f] !== 'string')) {
+      return null;
+    }
+    rows.push({
+      mark: str(row.mark),
+      gate: str(row.gate),
+      kind: str(row.kind),
+      severity: str(row.severity),
+      message: str(row.message)
+    });
+  }
+  return { summary: value.summary, rows };
 }
 
 /** What the extension reads of an output's volatile part (the events are Python's). */

@@ -10,6 +10,7 @@ import { Widget } from '@lumino/widgets';
 
 import { describeOutput } from './badge';
 import { MIME_TYPE } from './tokens';
+import type { IFoldedReport } from './types';
 
 /** CSS class of the renderer's node. */
 export const BADGE_OUTPUT_CLASS = 'jp-skillnb-output';
@@ -39,6 +40,19 @@ export class BadgeRenderer extends Widget implements IRenderMime.IRenderer {
     badge.textContent = view.badge;
     badge.title = view.title;
     node.appendChild(badge);
+    if (view.lines.length) {
+      const list = document.createElement('ul');
+      list.className = 'jp-skillnb-lines';
+      for (const line of view.lines) {
+        const item = document.createElement('li');
+        item.textContent = line;
+        list.appendChild(item);
+      }
+      node.appendChild(list);
+    }
+    if (view.report !== null) {
+      node.appendChild(foldedReport(view.report));
+    }
     if (view.details !== null) {
       const details = document.createElement('details');
       details.className = 'jp-skillnb-details';
@@ -52,6 +66,45 @@ export class BadgeRenderer extends Widget implements IRenderMime.IRenderer {
     }
     return Promise.resolve();
   }
+}
+
+/** The word beside a gate's mark (the glyph alone says nothing to a screen reader). */
+const MARK_WORDS: Readonly<Record<string, string>> = {
+  '✓': 'passed',
+  '✗': 'failed',
+  '⚠': 'warning'
+};
+
+/** A gate report folded in a `<details>` (closed; its summary takes focus and toggles it). */
+function foldedReport(report: IFoldedReport): HTMLElement {
+  const details = document.createElement('details');
+  details.className = 'jp-skillnb-gate-report';
+  const summary = document.createElement('summary');
+  summary.textContent = report.summary;
+  const table = document.createElement('table');
+  const head = table.createTHead().insertRow();
+  for (const name of ['result', 'gate', 'kind', 'severity', 'message']) {
+    const cell = document.createElement('th');
+    cell.scope = 'col';
+    cell.textContent = name;
+    head.appendChild(cell);
+  }
+  const body = table.createTBody();
+  for (const row of report.rows) {
+    const tr = body.insertRow();
+    const result = `${row.mark} ${MARK_WORDS[row.mark] ?? ''}`.trim();
+    for (const text of [
+      result,
+      row.gate,
+      row.kind,
+      row.severity,
+      row.message
+    ]) {
+      tr.insertCell().textContent = text;
+    }
+  }
+  details.append(summary, table);
+  return details;
 }
 
 /** The factory registered for `application/vnd.skillnb.v1+json`. */

@@ -7,6 +7,7 @@ import { Token } from '@lumino/coreutils';
 
 import type { KeepSuggestions } from './keep';
 import type { RunModel } from './model';
+import type { RunWatches } from './runwatch';
 
 /** The npm package name; plugin ids are `<package>:<plugin>`. */
 export const PACKAGE_NAME = 'skillnb';
@@ -69,6 +70,8 @@ export const POLL_INTERVAL_MS = 2000;
 export interface ISkillnbPanel {
   /** The model of the run of the current notebook. */
   readonly model: RunModel;
+  /** The shared version checks of runs (one per run: the panel's and the saved views'). */
+  readonly watches: RunWatches;
   /** Something happened to the run of `path` (a comm message, an output): refresh now. */
   notifyActivity(path: string): void;
   /** Show the panel in the right area. */

@@ -308,6 +308,36 @@ export interface ISkillnbBundle {
   status: BundleStatus;
   key: string | null;
   trigger: string | null;
+  /**
+   * A blocked (or waiting) gated cell's gate report, shown folded under its lines.
+   */
+  report?: IFoldedReport | null;
+}
+/**
+ * The gate report a blocked cell folds under what it says (closed until opened).
+ */
+export interface IFoldedReport {
+  /**
+   * What the fold is labelled: ``gate report in state review (2 gates)``.
+   */
+  summary: string;
+  rows: IGateRow[];
+}
+/**
+ * One gate of a folded gate report.
+ */
+export interface IGateRow {
+  /**
+   * ``✓`` passed, ``✗`` failed, ``⚠`` failed as a warning only.
+   */
+  mark: string;
+  gate: string;
+  kind: string;
+  severity: string;
+  /**
+   * The gate's full message, its expression included.
+   */
+  message: string;
 }
 /**
  * ``metadata["application/vnd.skillnb.v1+json"]`` of a magic's output.
@@ -384,6 +414,43 @@ export interface IRunVersion {
    * The server can hold a version check of this run until it changes (``after``/``wait``).
    */
   live?: boolean;
+  /**
+   * Set when the notebook has no run because it is a copy of one that holds it.
+   */
+  copy_of?: ICopyOf | null;
+}
+/**
+ * The notebook is a copy of another that still holds the run both name (no run of its own).
+ *
+ * Its saved outputs and metadata show the original's run; nothing is recorded until one of
+ * the ways on is taken (see :mod:`skillnb.jupyter.identity`).
+ */
+export interface ICopyOf {
+  /**
+   * One line for a person: "This notebook is a copy of report.ipynb; the run shown is the
+   * original's".
+   */
+  text: string;
+  /**
+   * The original notebook, relative to the copy's folder (as the commands name it).
+   */
+  original: string;
+  /**
+   * The run both notebooks name (the original's).
+   */
+  run_id: string;
+  /**
+   * In the copy's kernel: go on with a copy of the original's run (``%skillnb fork-from``).
+   */
+  fork_from: string;
+  /**
+   * The same from a shell in the copy's folder (``skillnb fork ORIGINAL COPY``).
+   */
+  fork: string;
+  /**
+   * In the copy's kernel: start a new run of its own (``%skillnb new-run``).
+   */
+  new_run: string;
 }
 /**
  * The answer of ``POST /skillnb/api/milestone``.

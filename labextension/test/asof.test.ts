@@ -10,6 +10,7 @@ import {
   type IAsOf,
   type IViewSource
 } from '../src/asof';
+import { COPY_OF } from './fakes';
 
 /** A saved view's HTML as `skillnb/jupyter/asof.py` writes it. */
 function savedHtml(run: string, version: number, at: string): string {
@@ -161,6 +162,19 @@ describe('verdict', () => {
     assert.match(gone.text, /this notebook has no run now/);
   });
 
+  it("a view in a copy of the notebook says the run is the original's and the ways on", () => {
+    const said = verdict(SAVED, { copy: COPY_OF }, NOW);
+    assert.equal(said.freshness, 'copy');
+    assert.equal(said.html, null); // the saved view stays, marked as the original's
+    assert.equal(said.version, 38);
+    assert.equal(
+      said.text,
+      "This notebook is a copy of report.ipynb; the run shown is the original's (as of v38, 13:02). " +
+        'Go on with a copy of its run: %skillnb fork-from report.ipynb (or skillnb fork ' +
+        'report.ipynb report-Copy1.ipynb in a terminal), or start fresh: %skillnb new-run.'
+    );
+  });
+
   it('a view of another run is kept and says so', () => {
     const said = verdict(
       SAVED,
@@ -177,7 +191,7 @@ describe('verdict', () => {
 describe('askRun', () => {
   function source(
     view: () => Promise<unknown>,
-    version: () => Promise<{ exists: boolean; version: number | null }>
+    version: IViewSource['version']
   ): IViewSource {
     return { view, version };
   }
@@ -209,6 +223,24 @@ describe('askRun', () => {
       assert.equal(live.version, 43);
       assert.ok(live.error);
     }
+  });
+
+  it('tells a copy from either route', async () => {
+    const byView = await askRun(
+      source(
+        () => Promise.resolve({ v: 1, run_id: null, copy_of: COPY_OF }),
+        () => Promise.reject(new Error('not asked'))
+      )
+    );
+    assert.deepEqual(byView, { copy: COPY_OF });
+    const byVersion = await askRun(
+      source(
+        () => Promise.reject(new Error('500')),
+        () =>
+          Promise.resolve({ exists: false, version: null, copy_of: COPY_OF })
+      )
+    );
+    assert.deepEqual(byVersion, { copy: COPY_OF });
   });
 
   it('says why when neither route answers, and null when the run is gone', async () => {

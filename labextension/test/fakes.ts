@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { RunApiError, type IApprover, type IRunClient } from '../src/api';
 import { parseDescription } from '../src/parse';
 import type {
+  ICopyOf,
   IDecisionResult,
   IMilestoneResult,
   IRunDescription,
@@ -50,6 +51,8 @@ export class FakeClient implements IRunClient {
   runs = new Map<string, IRunDescription>();
   /** Paths whose runs live in a team store (their version checks may be held). */
   live = new Set<string>();
+  /** Paths of copies of notebooks holding their run: what the server says of them. */
+  copies = new Map<string, ICopyOf>();
   calls: ICall[] = [];
   failWith: Error | null = null;
   /** When set, `describe` waits for this promise before answering. */
@@ -83,6 +86,10 @@ export class FakeClient implements IRunClient {
       throw this.failWith;
     }
     const run = this.runs.get(path);
+    const copy = this.copies.get(path);
+    if (run === undefined && copy !== undefined) {
+      return { exists: false, version: null, copy_of: structuredClone(copy) };
+    }
     return run === undefined
       ? { exists: false, version: null }
       : { exists: true, version: run.version, live: this.live.has(path) };
@@ -222,3 +229,13 @@ export function installFakeDocument(): void {
     createElement: (tag: string) => new FakeElement(tag)
   };
 }
+
+/** What the server says of `report-Copy1.ipynb`, a copy of `report.ipynb`. */
+export const COPY_OF: ICopyOf = {
+  text: "This notebook is a copy of report.ipynb; the run shown is the original's",
+  original: 'report.ipynb',
+  run_id: 'run-1',
+  fork_from: '%skillnb fork-from report.ipynb',
+  fork: 'skillnb fork report.ipynb report-Copy1.ipynb',
+  new_run: '%skillnb new-run'
+};

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import { RunApiError } from '../src/api';
 import { RunModel } from '../src/model';
-import { description, FakeClient } from './fakes';
+import { COPY_OF, description, FakeClient } from './fakes';
 
 function pending(gate: string) {
   return {
@@ -28,6 +28,34 @@ describe('RunModel', () => {
     assert.equal(model.status, 'ready');
     assert.equal(model.description?.state, 'review');
     assert.deepEqual(seen, ['loading', 'ready']);
+  });
+
+  it('reports a copy of a notebook holding its run as copied, with the ways on', async () => {
+    const client = new FakeClient();
+    client.copies.set('report-Copy1.ipynb', COPY_OF);
+    const model = new RunModel(client);
+    await model.setPath('report-Copy1.ipynb');
+    assert.equal(model.status, 'copied');
+    assert.deepEqual(model.copyOf, COPY_OF);
+    assert.equal(model.description, null);
+    assert.equal(client.count('describe'), 0);
+    assert.equal(await model.checkVersion(), false); // still a copy: nothing to fetch
+    // `%skillnb new-run` in the copy: a run of its own, shown as the copy's
+    client.runs.set('report-Copy1.ipynb', description({ state: 'draft' }));
+    assert.equal(await model.checkVersion(), true);
+    assert.equal(model.status, 'ready');
+    assert.equal(model.copyOf, null);
+  });
+
+  it('a copy whose original went away is missing, not copied', async () => {
+    const client = new FakeClient();
+    client.copies.set('report-Copy1.ipynb', COPY_OF);
+    const model = new RunModel(client);
+    await model.setPath('report-Copy1.ipynb');
+    client.copies.clear();
+    assert.equal(await model.checkVersion(), true);
+    assert.equal(model.status, 'missing');
+    assert.equal(model.copyOf, null);
   });
 
   it('reports a notebook without a sidecar as missing, with the server message', async () => {

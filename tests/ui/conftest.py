@@ -339,7 +339,6 @@ def review_notebook() -> Any:
     a ``summary`` fact holding markup, ``submit`` fired (state ``review``) and ``publish``
     blocked on the pending ``sign_off`` approval, and returns the notebook's path.
     """
-    nbformat = pytest.importorskip("nbformat")
     import skillnb
     from skillnb.errors import GateBlocked
 
@@ -349,17 +348,11 @@ def review_notebook() -> Any:
         cells: Sequence[str] = ("%load_ext skillnb",),
         *,
         kernelspec: bool = False,
+        mirrored: bool = False,
     ) -> Path:
-        notebook = nbformat.v4.new_notebook()
-        notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-        if kernelspec:
-            notebook.metadata["kernelspec"] = {
-                "name": "python3",
-                "display_name": "Python 3 (ipykernel)",
-                "language": "python",
-            }
-        path = folder / name
-        nbformat.write(notebook, path)
+        from labkit import write_code_notebook  # here: other suites load this file by path
+
+        path = write_code_notebook(folder / name, cells, kernelspec=kernelspec)
         workflow = skillnb.Workflow.from_yaml(FIXTURES / "review_workflow.yaml")
         run = skillnb.open_run(path, workflow=workflow, user="setup", memory=False)
         run.formalize("summary", SUMMARY_WITH_MARKUP, kind="summary")
@@ -367,6 +360,12 @@ def review_notebook() -> Any:
         with pytest.raises(GateBlocked):
             run.fire("publish")
         assert [a.gate for a in run.pending()] == ["sign_off"]
+        if mirrored:  # the metadata mirror a kernel leaves: the notebook names its run
+            from skillnb.jupyter.notebook import apply_mirror
+
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            apply_mirror(saved, run)
+            path.write_text(json.dumps(saved), encoding="utf-8")
         return path
 
     return make

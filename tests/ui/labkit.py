@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 NAMED_USERS_CONFIG = """
 import inspect
@@ -68,3 +71,21 @@ def shut_down_kernels(lab_server: Any, folder: str) -> None:
     for session in sessions:
         if str(session.get("path", "")).startswith(f"{folder}/"):
             lab_server.api("DELETE", f"api/sessions/{session['id']}")
+
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+"""The kernelspec a notebook saved by JupyterLab names (with it, opening starts a kernel)."""
+
+
+def write_code_notebook(path: Path, cells: Sequence[str], *, kernelspec: bool = True) -> Path:
+    """Write a notebook of code ``cells`` at ``path`` (naming the Python kernel unless told not).
+
+    Without kernelspec metadata JupyterLab starts no kernel on its own when the notebook opens.
+    """
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    if kernelspec:
+        notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    nbformat.write(notebook, path)
+    return path

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labkit import set_theme
+from labkit import set_theme, write_code_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -154,20 +154,10 @@ def problems(name: str, theme: str, measured: dict[str, Any]) -> list[str]:
 def test_the_diagram_is_inline_svg_readable_in_both_themes_and_at_any_width(
     lab_server: Any, page: Any, diagram_folder: Path
 ) -> None:
-    nbformat = pytest.importorskip("nbformat")
     check = expect()
     yaml = (FIXTURES / "market_research.yaml").read_text()
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
-        nbformat.v4.new_code_cell(source)
-        for source in ("%load_ext skillnb", f"%%workflow\n{yaml}", "%skillnb status")
-    ]
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    nbformat.write(notebook, diagram_folder / "market.ipynb")
+    cells = ("%load_ext skillnb", f"%%workflow\n{yaml}", "%skillnb status")
+    write_code_notebook(diagram_folder / "market.ipynb", cells)
     page.goto(f"{lab_server.url}lab/workspaces/diagram/tree/diagram/market.ipynb?reset")
     cells = page.locator(".jp-Notebook .jp-Cell")
     check(cells).to_have_count(3, timeout=60_000)

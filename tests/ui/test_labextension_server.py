@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import pytest
-from labkit import write_named_users_config
+from labkit import write_code_notebook, write_named_users_config
 
 from skillnb.core.records import Approval, Event
 from skillnb.errors import ApprovalError
@@ -206,12 +206,7 @@ def test_registry_refuses_a_sidecar_linked_out_of_the_root(root: Path) -> None:
 
 
 def make_notebook(folder: Path, name: str) -> Path:
-    nbformat = pytest.importorskip("nbformat")
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell("%load_ext skillnb")]
-    path = folder / name
-    nbformat.write(notebook, path)
-    return path
+    return write_code_notebook(folder / name, ["%load_ext skillnb"], kernelspec=False)
 
 
 @pytest.fixture(scope="module")
@@ -403,3 +398,44 @@ def test_a_shared_token_server_records_the_runs_user(api_server: Any) -> None:
     )
     status, _ = api_server.api("GET", "skillnb/api/identity", token="")
     assert status == 403
+
+
+def test_a_copy_made_by_the_contents_api_is_answered_as_a_copy_with_the_ways_on(
+    api_server: Any, review_notebook: Any
+) -> None:
+    """A file browser's Duplicate: the copy's routes say whose run its views show."""
+    import skillnb
+
+    folder = api_server.folder("api-copy")
+    review_notebook(folder, "report.ipynb", mirrored=True)
+    run_id = skillnb.open_run(folder / "report.ipynb", memory=False).id
+    status, body = api_server.api(
+        "POST", "api/contents/api-copy", body={"copy_from": "api-copy/report.ipynb"}
+    )
+    assert status == 201, body
+    copy = body["path"]
+    assert copy == "api-copy/report-Copy1.ipynb"
+
+    ways = {
+        "text": "This notebook is a copy of report.ipynb; the run shown is the original's",
+        "original": "report.ipynb",
+        "run_id": run_id,
+        "fork_from": "%skillnb fork-from report.ipynb",
+        "fork": "skillnb fork report.ipynb report-Copy1.ipynb",
+        "new_run": "%skillnb new-run",
+    }
+    status, body = api_server.api("GET", "skillnb/api/version", params={"path": copy})
+    assert (status, body) == (200, {"exists": False, "version": None, "copy_of": ways})
+    status, body = api_server.api(
+        "GET", "skillnb/api/version", params={"path": copy, "after": "0", "wait": "0.1"}
+    )
+    assert (status, body["copy_of"]) == (200, ways)
+    status, body = api_server.api("GET", "skillnb/api/view", params={"path": copy})
+    assert (status, body) == (200, {"v": 1, "run_id": None, "copy_of": ways})
+    # the original is answered as itself; nothing was created for the copy
+    status, body = api_server.api(
+        "GET", "skillnb/api/version", params={"path": "api-copy/report.ipynb"}
+    )
+    assert body["exists"] is True
+    assert "copy_of" not in body
+    assert not (folder / ".skillnb" / "report-Copy1").exists()

@@ -7,7 +7,8 @@ with its version ("as of vN, HH:MM"); the extension brings it up to date from th
 shows the run's new version, no pending approval, and a line saying it is current. The
 notebook is not changed by that. When the server's view route fails, the view says instead
 that it was saved at vN and the run is now at vM. While the notebook stays open, the view
-follows the run's later changes.
+follows the run's later changes, each within a second (it follows the run's shared long
+poll).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -32,6 +34,25 @@ FOLDER = "saved-asof"
 LIVE_VIEW = ".jp-skillnb-live-view"
 VIEW_MIME = "application/vnd.skillnb.view+json"
 STATUS_CELL = 1
+FOLLOW_MS = 1_000
+"""How soon a saved view on screen should show a change made elsewhere (median of three)."""
+
+WATCH_VERSION = """(expected) => {
+    window.__skillnbShown = null;
+    const holder = document.querySelector('.jp-skillnb-live-view');
+    const done = () => holder.dataset.skillnbShownVersion === expected;
+    if (done()) {
+        window.__skillnbShown = Date.now();
+        return;
+    }
+    const observer = new MutationObserver(() => {
+        if (done()) {
+            window.__skillnbShown = Date.now();
+            observer.disconnect();
+        }
+    });
+    observer.observe(holder, {attributes: true});
+}"""
 
 
 def expect() -> Any:
@@ -153,6 +174,23 @@ def test_a_reopened_saved_view_shows_the_run_as_changed_outside_and_says_so(
     check(holder).to_have_attribute("data-skillnb-shown-version", str(moved), timeout=15_000)
     check(holder).to_contain_text("reviewer_note")
     check(holder.locator(".skillnb-as-of")).to_contain_text(f"as of v{moved}, ")
+
+    # Each later change is on screen within a second: the view follows the run's shared
+    # long poll (the one the panel's model holds), not a poll of its own.
+    latencies = []
+    for value in ("north", "south", "east"):
+        page.wait_for_timeout(1_000)  # settled in the held check
+        with skillnb.open_run(notebook, memory=False) as run:
+            run.formalize("region", value)
+            version = run.version
+        page.evaluate(WATCH_VERSION, str(version))
+        written_at = time.time()
+        page.wait_for_function("() => window.__skillnbShown !== null", timeout=30_000)
+        latencies.append(page.evaluate("() => window.__skillnbShown") - written_at * 1000)
+        check(holder).to_contain_text(value)
+    print("saved view latencies after outside changes (ms):", [round(x) for x in latencies])
+    assert statistics.median(latencies) < FOLLOW_MS, latencies
+    moved = version
 
     # The view route fails: the saved view stays, and says the run moved on.
     page.route(

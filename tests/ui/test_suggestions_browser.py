@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labkit import shut_down_kernels
+from labkit import shut_down_kernels, write_code_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -28,17 +28,7 @@ def expect() -> Any:
 
 
 def write_notebook(folder: Path) -> Path:
-    nbformat = pytest.importorskip("nbformat")
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    path = folder / "keep.ipynb"
-    nbformat.write(notebook, path)
-    return path
+    return write_code_notebook(folder / "keep.ipynb", CELLS)
 
 
 @pytest.fixture

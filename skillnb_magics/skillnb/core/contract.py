@@ -33,7 +33,10 @@ from skillnb.core.contract_mirror import CellMirror, NotebookMirror
 
 __all__ = [
     "BundleStatus",
+    "CopyOf",
     "DecisionResult",
+    "FoldedReport",
+    "GateRow",
     "MilestoneResult",
     "MirrorMessage",
     "OutputBundle",
@@ -60,6 +63,26 @@ class _Shape(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
 
 
+class GateRow(_Shape):
+    """One gate of a folded gate report."""
+
+    mark: str
+    """``✓`` passed, ``✗`` failed, ``⚠`` failed as a warning only."""
+    gate: str
+    kind: str
+    severity: str
+    message: str
+    """The gate's full message, its expression included."""
+
+
+class FoldedReport(_Shape):
+    """The gate report a blocked cell folds under what it says (closed until opened)."""
+
+    summary: str
+    """What the fold is labelled: ``gate report in state review (2 gates)``."""
+    rows: list[GateRow]
+
+
 class SkillnbBundle(_Shape):
     """``data["application/vnd.skillnb.v1+json"]`` of a magic's output.
 
@@ -73,6 +96,8 @@ class SkillnbBundle(_Shape):
     status: BundleStatus
     key: str | None
     trigger: str | None
+    report: FoldedReport | None = None
+    """A blocked (or waiting) gated cell's gate report, shown folded under its lines."""
 
 
 class OutputMirror(_Shape):
@@ -132,6 +157,28 @@ class MirrorMessage(_Shape):
     one clears it). Null when the message carries none (keep the old ones)."""
 
 
+class CopyOf(_Shape):
+    """The notebook is a copy of another that still holds the run both name (no run of its own).
+
+    Its saved outputs and metadata show the original's run; nothing is recorded until one of
+    the ways on is taken (see :mod:`skillnb.jupyter.identity`).
+    """
+
+    text: str
+    """One line for a person: "This notebook is a copy of report.ipynb; the run shown is the
+    original's"."""
+    original: str
+    """The original notebook, relative to the copy's folder (as the commands name it)."""
+    run_id: str
+    """The run both notebooks name (the original's)."""
+    fork_from: str
+    """In the copy's kernel: go on with a copy of the original's run (``%skillnb fork-from``)."""
+    fork: str
+    """The same from a shell in the copy's folder (``skillnb fork ORIGINAL COPY``)."""
+    new_run: str
+    """In the copy's kernel: start a new run of its own (``%skillnb new-run``)."""
+
+
 class RunVersion(_Shape):
     """``GET /skillnb/api/version``."""
 
@@ -139,6 +186,8 @@ class RunVersion(_Shape):
     version: int | None
     live: bool = False
     """The server can hold a version check of this run until it changes (``after``/``wait``)."""
+    copy_of: CopyOf | None = None
+    """Set when the notebook has no run because it is a copy of one that holds it."""
 
 
 class EventSummary(_Shape):

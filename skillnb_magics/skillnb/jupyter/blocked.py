@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillnb.core.shell import magic_command
 from skillnb.jupyter.display import Output, Status
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from skillnb.core.gates import GateSpec
     from skillnb.core.records import GateReport, GateResult
 
-__all__ = ["blocked_output", "next_step", "one_line"]
+__all__ = ["blocked_output", "folded_report", "next_step", "one_line"]
 
 _MISSING = re.compile(r"^missing facts: (?P<keys>.+) \(formalize them first\)$")
 _HINT = re.compile(r"; approve with `[^`]*`(?: or `[^`]*`)?$")
@@ -79,20 +79,43 @@ def _lines(report: GateReport, specs: Mapping[str, GateSpec], *, skipped: bool) 
     return lines
 
 
-def _details(report: GateReport) -> str:
-    """The gate report as a folded table (every gate; the full message, expression included)."""
+def _rows(report: GateReport) -> list[dict[str, str]]:
     rows = []
     for r in report.results:
         mark = "✓" if r.passed else ("⚠" if r.severity == "warn" else "✗")
-        cells = (mark, r.gate, r.kind, r.severity, r.message)
         rows.append(
-            "<tr>" + "".join(f'<td style="{_CELL}">{html.escape(c)}</td>' for c in cells) + "</tr>"
+            {
+                "mark": mark,
+                "gate": r.gate,
+                "kind": r.kind,
+                "severity": r.severity,
+                "message": r.message,
+            }
         )
+    return rows
+
+
+def _summary(report: GateReport) -> str:
     where = f" in state {report.state}" if report.state is not None else ""
+    count = len(report.results)
+    return f"gate report{where} ({count} gate{'' if count == 1 else 's'})"
+
+
+def folded_report(report: GateReport) -> dict[str, Any]:
+    """The gate report as the bundle folds it: every gate, the full message with expression."""
+    return {"summary": _summary(report), "rows": _rows(report)}
+
+
+def _details(report: GateReport) -> str:
+    """The folded gate report as HTML: a closed ``<details>`` holding a table."""
+    cells = ("mark", "gate", "kind", "severity", "message")
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{_CELL}">{html.escape(row[c])}</td>' for c in cells) + "</tr>"
+        for row in _rows(report)
+    )
     return (
-        f'<details class="skillnb-gate-report"><summary>gate report{html.escape(where)}'
-        f" ({len(report.results)} gate{'' if len(report.results) == 1 else 's'})</summary>"
-        f'<table style="border-collapse:collapse;font-size:12px">{"".join(rows)}</table></details>'
+        f'<details class="skillnb-gate-report"><summary>{html.escape(_summary(report))}'
+        f'</summary><table style="border-collapse:collapse;font-size:12px">{body}</table></details>'
     )
 
 
@@ -133,7 +156,8 @@ def blocked_output(
     else:
         badge, kind = f"✗ {label} blocked", "blocked"
     page = _html(badge, lines, status, report)
-    return Output(kind, status, badge, lines, trigger=trigger, html=page)
+    folded = folded_report(report)
+    return Output(kind, status, badge, lines, trigger=trigger, html=page, folded=folded)
 
 
 def one_line(what: str, report: GateReport, *, waiting: bool, note: str | None = None) -> str:

@@ -64,6 +64,8 @@ class Output:
     """Pre-escaped HTML for the details, when richer than the lines."""
     extra: dict[str, Any] = field(default_factory=dict)
     """More representations (e.g. ``text/markdown``) added to the bundle as they are."""
+    folded: dict[str, Any] | None = None
+    """A gate report to show folded under the lines (the bundle's ``report``, JSON)."""
 
 
 def html_block(badge: str, lines: Sequence[str], status: str) -> str:
@@ -133,6 +135,8 @@ def build_bundle(
         "key": output.key,
         "trigger": output.trigger,
     }
+    if output.folded is not None:
+        payload["report"] = output.folded
     data: dict[str, Any] = {MIME: payload, "text/plain": plain, "text/html": details}
     data.update(output.extra)
     volatile = {

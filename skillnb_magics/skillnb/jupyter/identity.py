@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 from skillnb.errors import SkillnbError
 
 if TYPE_CHECKING:
+    from skillnb.core.contract import CopyOf
     from skillnb.jupyter.display import Output
 
 __all__ = [
@@ -115,17 +116,35 @@ class NotebookCopied(AmbiguousIdentity):
             f"`skillnb run {copy} --new-run`"
         )
 
+    def ways_on(self) -> CopyOf:
+        """What a view of the copy says: what it is and the ways on (the server's answer).
+
+        The commands name the original as seen from the copy's folder (the kernel's working
+        folder, and the shell's in the ``skillnb fork`` line).
+        """
+        from skillnb.core.contract import CopyOf
+        from skillnb.core.shell import magic_command, quoted
+
+        original = _shown(self.original, self.notebook.parent)
+        return CopyOf(
+            text=f"This notebook is a copy of {original}; the run shown is the original's",
+            original=original,
+            run_id=self.run_id,
+            fork_from=magic_command("fork-from", original),
+            fork=f"skillnb fork {quoted(original)} {quoted(self.notebook.name)}",
+            new_run=magic_command("new-run"),
+        )
+
     def output(self) -> Output:
         """What a kernel shows (the greeting, once): what the notebook is and the ways on."""
         from skillnb.jupyter.display import Output
 
-        original = _shown(self.original, self.notebook.parent)
+        ways = self.ways_on()
         lines = [
-            f"its saved outputs show {original}'s run; this notebook has no run of its own, "
-            "and nothing is recorded until you choose:",
-            f"  %skillnb fork-from {original}   go on with a copy of its run "
-            f"(or: skillnb fork {original} {self.notebook.name})",
-            "  %skillnb new-run   start fresh: a new run of its own",
+            f"its saved outputs show {ways.original}'s run; this notebook has no run of its "
+            "own, and nothing is recorded until you choose:",
+            f"  {ways.fork_from}   go on with a copy of its run (or: {ways.fork})",
+            f"  {ways.new_run}   start fresh: a new run of its own",
         ]
         # no run id: a display's text is deterministic (nbval compares it)
         return Output("identity", "warning", f"⚠ SKILL.nb · {self.what(run=False)}", lines)

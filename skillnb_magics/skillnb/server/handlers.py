@@ -6,10 +6,13 @@ Routes, under the server's base URL::
     GET  /skillnb/api/view?path=NB        {"v": 1, "run_id", "version", "updated_at", "data":
                                           {"text/html", "text/plain"}}: a run view's saved
                                           forms as the kernel renders them, marked "as of vN,
-                                          HH:MM" (see skillnb.jupyter.asof)
+                                          HH:MM" (see skillnb.jupyter.asof); for a copy of a
+                                          notebook holding the run: {"v": 1, "run_id": null,
+                                          "copy_of": {...}} (what it is, the ways on)
     GET  /skillnb/api/identity            {"name", "display_name", "source"}: who a decision
                                           from this user is recorded as (see identity.py)
-    GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null, "live": bool}
+    GET  /skillnb/api/version?path=NB     {"exists": bool, "version": int | null, "live": bool,
+                                          "copy_of"?: {...} (a copy: see the view route)}
          ...&after=V&wait=S               held until the run passes V (long poll; a sidecar's
                                           journal file or a team store's NOTIFY wakes it), at
                                           most 25 s; a wait that is no finite number: none
@@ -159,6 +162,8 @@ class ViewHandler(_RunHandler):
 
         async def work() -> dict[str, Any]:
             found = await self.registry.saved_view(self.query_path())
+            if "copy_of" in found:  # a copy: the run its views show is the original's
+                return {"v": 1, "run_id": None, "copy_of": found["copy_of"]}
             view = found["view"]
             return {
                 "v": 1,

@@ -10,6 +10,11 @@ on a :class:`~skillnb.server.readonly.ReadOnlyStore`, so a GET cannot write anyt
 the lock file; only approvals and milestones open a writable run. A run dropped from the
 cache, or whose folder now holds another run (:class:`~skillnb.errors.RunReplaced`), is
 closed; the operation is then tried once more on the run found there now.
+
+A notebook without a run of its own that is a copy of one holding the run it names (a file
+browser's *Duplicate*) is told apart by the kernel's own test
+(:func:`skillnb.jupyter.identity.copy_of`): the version and view routes answer ``copy_of``
+(what it is, and the ways on) so that no view passes the original's run off as the copy's.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from skillnb.server.paths import PathRefused, ensure_inside, resolve_notebook
 from skillnb.server.readonly import ReadOnlyRun, ReadOnlyStore
 
 if TYPE_CHECKING:
+    from skillnb.core.contract import CopyOf
     from skillnb.core.records import Approval, Event
 
 __all__ = ["NoRun", "RunLike", "RunRegistry"]
@@ -108,6 +114,13 @@ def _default_exists(notebook: Path) -> bool:
     return sidecar_exists(notebook)
 
 
+def _default_copied(notebook: Path) -> CopyOf | None:
+    from skillnb.jupyter.identity import copy_of
+
+    copied = copy_of(notebook)
+    return None if copied is None else copied.ways_on()
+
+
 def _default_sidecar_dir(notebook: Path) -> Path:
     from skillnb.store import sidecar_dir_for
 
@@ -128,6 +141,8 @@ class RunAccess:
     """The notebook's sidecar folder (checked to stay inside the root)."""
     watch: Callable[[Path], Any] | None = None
     """For a team store: a store object of the notebook's run to wait on (``None``: sidecars)."""
+    copied: Callable[[Path], CopyOf | None] = _default_copied
+    """For a notebook with no run of its own: whether it is a copy of one that holds it."""
 
 
 class RunRegistry:
@@ -177,7 +192,10 @@ class RunRegistry:
         return await self.call(partial(self._describe, request_path), request_path)
 
     async def saved_view(self, request_path: str) -> dict[str, Any]:
-        """``{"view": describe(), "data": the saved forms of a run view}`` (diagram included)."""
+        """``{"view": describe(), "data": the saved forms of a run view}`` (diagram included).
+
+        For a copy of a notebook that holds the run (no run of its own): ``{"copy_of": ...}``.
+        """
         return await self.call(partial(self._saved_view, request_path), request_path)
 
     async def version(self, request_path: str) -> dict[str, Any]:
@@ -287,6 +305,10 @@ class RunRegistry:
         return self._with_run(request_path, lambda run: run.describe())
 
     def _saved_view(self, request_path: str) -> dict[str, Any]:
+        copied = self._copy_of(request_path)
+        if copied is not None:
+            return {"copy_of": copied.model_dump(mode="json")}
+
         def render(run: RunLike) -> dict[str, Any]:
             from skillnb.jupyter.asof import saved_view
             from skillnb.jupyter.widgets_render import diagram_html
@@ -301,8 +323,18 @@ class RunRegistry:
         try:
             version = self._with_run(request_path, lambda run: run.version)
         except NoRun:
-            return {"exists": False, "version": None}
+            copied = self._copy_of(request_path)
+            if copied is None:
+                return {"exists": False, "version": None}
+            return {"exists": False, "version": None, "copy_of": copied.model_dump(mode="json")}
         return {"exists": True, "version": version}
+
+    def _copy_of(self, request_path: str) -> CopyOf | None:
+        """What a notebook with no run of its own is a copy of (``None``: none, or it has one)."""
+        notebook = resolve_notebook(self.root, request_path, allow_hidden=self.allow_hidden)
+        if self._access.exists(notebook):
+            return None
+        return self._access.copied(notebook)
 
     def _decide(
         self, request_path: str, verdict: str, gate: str, by: str | None, note: str | None
