@@ -8,10 +8,11 @@
 
 from __future__ import annotations
 
-import shutil
+import platform
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from labkit import shut_down_kernels
 
@@ -30,7 +31,11 @@ def expect() -> Any:
 
 def test_a_shipped_notebook_opens_unmodified(lab_server: Any, page: Any) -> None:
     folder = lab_server.folder("clean")
-    shutil.copy(REPO / "notebooks" / "quickstart.ipynb", folder / "quickstart.ipynb")
+    nb = nbformat.read(REPO / "notebooks" / "quickstart.ipynb", as_version=4)
+    # The notebook records the Python it was saved with; on another patch release JupyterLab
+    # rightly writes the new one. Everything else it keeps must match what the kernel reports.
+    nb.metadata["language_info"]["version"] = platform.python_version()
+    nbformat.write(nb, folder / "quickstart.ipynb")
     page.goto(f"{lab_server.url}lab/workspaces/clean/tree/clean/quickstart.ipynb?reset")
     try:
         # The kernel is up and its language_info has reached the notebook's model.
