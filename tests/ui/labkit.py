@@ -49,6 +49,24 @@ def run_cell(page: Any, index: int) -> None:
     )
 
 
+def open_and_run_all(page: Any, url: str, cells: int, kernel_ms: int = 90_000) -> Any:
+    """Open the notebook at ``url``, wait for its ``cells`` cells and its kernel, Run All.
+
+    Returns the cells' locator.
+    """
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    found = page.locator(".jp-Notebook .jp-Cell")
+    expect(found).to_have_count(cells, timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
+        timeout=kernel_ms,
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    return found
+
+
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 """The two themes the browser tests look at, by the short name they use."""
 

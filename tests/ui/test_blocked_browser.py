@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labkit import shut_down_kernels
+from labkit import open_and_run_all, shut_down_kernels
 
 pytestmark = pytest.mark.browser
 
@@ -41,14 +41,12 @@ def test_a_blocked_cell_folds_its_gate_report_and_its_error_is_one_line(
 ) -> None:
     check = expect()
     review_notebook(folder, cells=CELLS, kernelspec=True)
-    page.goto(f"{lab_server.url}lab/workspaces/blocked/tree/{FOLDER}/report.ipynb?reset")
-    cells = page.locator(".jp-Notebook .jp-Cell")
-    check(cells).to_have_count(len(CELLS), timeout=60_000)
-    page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
-        timeout=KERNEL_START_MS,
+    cells = open_and_run_all(
+        page,
+        f"{lab_server.url}lab/workspaces/blocked/tree/{FOLDER}/report.ipynb?reset",
+        len(CELLS),
+        KERNEL_START_MS,
     )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     cell = cells.nth(GATE_CELL)
     output = cell.locator(OUTPUT)
     check(output).to_have_count(1, timeout=KERNEL_START_MS)

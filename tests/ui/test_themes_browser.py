@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labkit import set_theme
+from labkit import open_and_run_all, set_theme
 
 pytestmark = pytest.mark.browser
 
@@ -94,14 +94,12 @@ def describe(violations: list[dict[str, Any]]) -> str:
 def open_run_notebook(page: Any, lab_server: Any) -> Any:
     """Open the notebook, run all cells, and wait for the badge, both views and the panel."""
     check = expect()
-    page.goto(f"{lab_server.url}lab/workspaces/themes/tree/themes/report.ipynb?reset")
-    cells = page.locator(".jp-Notebook .jp-Cell")
-    check(cells).to_have_count(len(CELLS), timeout=60_000)
-    page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel",
-        timeout=KERNEL_START_MS,
+    cells = open_and_run_all(
+        page,
+        f"{lab_server.url}lab/workspaces/themes/tree/themes/report.ipynb?reset",
+        len(CELLS),
+        KERNEL_START_MS,
     )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     check(cells.nth(1).locator(BADGE)).to_contain_text("budget", timeout=KERNEL_START_MS)
     check(cells.nth(STATUS_CELL).locator(VIEW)).to_have_count(1, timeout=KERNEL_START_MS)
     gate_view = cells.nth(GATE_CELL).locator(VIEW)
