@@ -57,7 +57,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     filter(None, [str(REPO / "skillnb_magics"), os.environ.get("PYTHONPATH")])
 )
 
-from labkit import set_theme  # noqa: E402
+from labkit import run_cell, set_theme  # noqa: E402
 
 from conftest import CHROMIUM, CHROMIUM_FLAGS, LabServer, start_jupyter  # noqa: E402
 
@@ -171,14 +171,7 @@ def open_notebook(page: Any, server: LabServer, name: str) -> None:
 def run_cells(page: Any, last: int) -> None:
     """Run cells 0..last one after the other, each to its end, like Shift+Enter."""
     for index in range(last + 1):
-        page.evaluate(
-            """async (index) => {
-                const panel = window.jupyterapp.shell.currentWidget;
-                panel.content.activeCellIndex = index;
-                await window.jupyterapp.commands.execute('notebook:run-cell');
-            }""",
-            index,
-        )
+        run_cell(page, index)
 
 
 def show_panel(page: Any, ready: str | None) -> None:
