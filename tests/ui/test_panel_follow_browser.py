@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from labkit import SLOWER
 
 pytestmark = pytest.mark.browser
 
@@ -27,10 +28,6 @@ PANEL = "#skillnb-run-panel"
 PANEL_TAB = '.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="skillnb-run-panel"]'
 FOLLOW_MS = 1_000
 """How soon the panel should show a change made elsewhere (the median of three)."""
-SLOWER = "slower than a second on this machine"
-"""How a latency failure starts: that one alone is measured again (twice at most), because
-wall-clock time on a machine running other suites beside this one is not the panel's; any
-other failure of the test stands."""
 
 WATCH = """(expected) => {
     window.__skillnbShown = null;

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from labkit import shut_down_kernels
+from labkit import SLOWER, shut_down_kernels
 
 pytestmark = pytest.mark.browser
 
@@ -37,10 +37,6 @@ VIEW_MIME = "application/vnd.skillnb.view+json"
 STATUS_CELL = 1
 FOLLOW_MS = 1_000
 """How soon a saved view on screen should show a change made elsewhere (median of three)."""
-SLOWER = "slower than a second on this machine"
-"""How a latency failure starts: that one alone is measured again (twice at most), because
-wall-clock time on a machine running other suites beside this one is not the panel's; any
-other failure of the test stands."""
 
 WATCH_VERSION = """(expected) => {
     window.__skillnbShown = null;
