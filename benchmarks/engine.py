@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import skillnb
-from skillnb.core.records import EventDraft
-from skillnb.store.sidecar import SidecarStore
+from skillnb.core.runstate.records import EventDraft
+from skillnb.store.sidecar.store import SidecarStore
 
 WORKFLOW = {
     "workflow": {

@@ -34,10 +34,10 @@ from typing import Any
 
 from _table import Row, format_table
 from _table import row as table_row
-from skillnb.core.records import EventDraft, Fact
+from skillnb.core.runstate.records import EventDraft, Fact
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
-from skillnb.store.fastline import HAVE_ORJSON
+from skillnb.store.sidecar.fastline import HAVE_ORJSON
 
 try:
     import orjson

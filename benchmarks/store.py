@@ -7,7 +7,8 @@ disk busy with other writers, where the raw fsync takes milliseconds, every rati
 read the CPU figures then (``run.formalize CPU`` beside the raw write's).
 
 Workload: one "fact write" is an ``append`` of a single ``fact.formalized`` event whose data is
-a dumped :class:`~skillnb.core.records.Fact` (about 370 bytes as a journal line). Compared stores:
+a dumped :class:`~skillnb.core.runstate.records.Fact` (about 370 bytes as a journal line). Compared
+stores:
 
 * ``raw``: ``os.write`` + ``os.fsync`` of the same line on an ``O_APPEND`` file (the floor);
 * ``sidecar``: :class:`skillnb.store.SidecarStore` (lock, CAS check, checksum, write, fsync);
@@ -54,11 +55,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from _table import Row, format_table, row
-from skillnb.core.records import CheckedDraft, Event, EventDraft, Fact, RunState, json_time
+from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft, Fact, RunState, json_time
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
-from skillnb.store.journal import encode_events
-from skillnb.store.snapshot import read_snapshot
+from skillnb.store.sidecar.journal import encode_events
+from skillnb.store.sidecar.snapshot import read_snapshot
 
 GROUP_ROUNDS = 5  # rounds of the group commit race, each with both modes back to back
 WRITES = 200  # timed writes per measurement point (naive JSON at 10,000 facts: NAIVE_BIG)

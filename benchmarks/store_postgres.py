@@ -10,7 +10,7 @@ baseline measured in the same run:
   ``execute``) of the same event data into a plain table, on a connection of its own,
   alternated write for write (for ``formalize``, the data of the event it writes);
 * ``formalize``: :meth:`Run.formalize` on a database run: encode, append, fold. When this
-  process wrote last, that is one statement (``skillnb.store.pg_append``: advisory lock,
+  process wrote last, that is one statement (``skillnb.store.postgres.append``: advisory lock,
   listen key, insert whose primary key is the compare-and-swap), the goal being at most 1.5
   times raw;
 * ``formalize: client CPU`` / ``server CPU``: mean CPU per write of this process and of the
@@ -64,9 +64,9 @@ import pgserver
 import psycopg
 
 from _table import Row, format_table, row
-from skillnb.core.records import EventDraft, Fact
+from skillnb.core.runstate.records import EventDraft, Fact
 from skillnb.run import open_run
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.store import PostgresStore
 
 WRITES = 200
 BIG = 10_000
@@ -296,7 +296,7 @@ def bench_writers(url: str, mode: str, seconds: float = 4.0, *, one_run: bool = 
 _CONSUMER = textwrap.dedent(
     """
     import sys, time
-    import skillnb.store.postgres as pg
+    import skillnb.store.postgres.store as pg
     from skillnb.run import open_run
     url, name, n, body = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     refused, append = [0], pg.run_append

@@ -33,8 +33,8 @@ from traitlets.config import Config
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures"))
 import suggest_cells  # the labelled fixture shared with the tests
 
-from skillnb.core.suggest import suggest
-from skillnb.core.suggest_source import read_source
+from skillnb.core.suggest.rank import suggest
+from skillnb.core.suggest.source import read_source
 
 
 def quality() -> dict[str, Any]:

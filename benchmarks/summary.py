@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _table import Row
 from replay import print_rows, row, write_journal
-from skillnb.core.records import EventDraft, Fact
-from skillnb.core.summary import render_summary
+from skillnb.core.runstate.records import EventDraft, Fact
+from skillnb.core.views.summary import render_summary
 from skillnb.run import Run, open_run
 from skillnb.store import SidecarStore
 

@@ -59,9 +59,9 @@ import psycopg
 
 from _table import Row, format_table, row
 from skillnb.cli.main import main as skillnb
-from skillnb.core.records import EventDraft
-from skillnb.store.pg_schema import upgrade
-from skillnb.store.postgres import PostgresStore
+from skillnb.core.runstate.records import EventDraft
+from skillnb.store.postgres.schema import upgrade
+from skillnb.store.postgres.store import PostgresStore
 
 _EVENTS = 100
 _CHUNK = 25
@@ -241,7 +241,7 @@ def _commands(big: list[str], same: list[str], repeat: int = 7) -> tuple[float, 
 
 
 def _sidecars(folder: Path, count: int) -> None:
-    from skillnb.store.sidecar import SidecarStore
+    from skillnb.store.sidecar.store import SidecarStore
 
     for index in range(count):
         sub = folder / f"team{index % 20:02d}"

@@ -35,8 +35,8 @@ FIRST_RUN_TAG = "nbval-ignore-output"
 def _set_aside(notebook: Path) -> str | None:
     """Move the run recorded beside ``notebook`` out of the way; return its new name."""
     from skillnb.run import open_run, sidecar_exists
-    from skillnb.store.aside import set_aside
-    from skillnb.store.sidecar import sidecar_dir_for
+    from skillnb.store.folders.aside import set_aside
+    from skillnb.store.sidecar.store import sidecar_dir_for
 
     if not sidecar_exists(notebook):
         return None

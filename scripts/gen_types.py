@@ -6,7 +6,7 @@ A script of the repository, not part of the package. From the repository root::
     .venv/bin/python scripts/gen_types.py --check  # exit 1 when either differs (drift)
 
 It writes ``skillnb_magics/skillnb/core/contract.schema.json`` from the pydantic models
-(:func:`skillnb.core.contract.contract_schema`) and ``labextension/src/types.ts`` from that
+(:func:`skillnb.core.contract.shapes.contract_schema`) and ``labextension/src/types.ts`` from that
 schema with json-schema-to-typescript (``labextension/scripts/gen-types.mjs``; it needs node
 and ``jlpm install`` in ``labextension/``). ``--schema-only`` leaves the TypeScript alone.
 """
@@ -34,7 +34,7 @@ class GeneratorMissing(RuntimeError):
 def schema_text() -> str:
     """The contract's JSON Schema, as the committed file holds it."""
     sys.path.insert(0, str(ROOT / "skillnb_magics"))
-    from skillnb.core.contract import contract_schema
+    from skillnb.core.contract.shapes import contract_schema
 
     return json.dumps(contract_schema(), indent=2, ensure_ascii=False) + "\n"
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = drift(generated)
         if problems:
             sys.stderr.write(
-                "the JSON contract drifted from skillnb.core.contract:\n  "
+                "the JSON contract drifted from skillnb.core.contract.shapes:\n  "
                 + "\n  ".join(problems)
                 + f"\nregenerate with `{REGENERATE}` and commit the result\n"
             )

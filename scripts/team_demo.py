@@ -22,7 +22,7 @@ from pathlib import Path
 import pgserver
 
 import skillnb
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.store import PostgresStore
 
 WORKFLOW = """
 workflow:
@@ -73,7 +73,7 @@ def main() -> int:
         say("1. scheduler: budget, submit, publish")
         run.formalize("budget", 1200, kind="decision")
         run.fire("submit")
-        outcome = run.run_gated("publish", lambda: "published", on_block="skip")
+        outcome = run.gates.run_gated("publish", lambda: "published", on_block="skip", subject=run)
         say(f"   publish: {outcome.status} (waiting for the editor)")
         say("2. editor, in another process: skillnb approve ... --store URL")
         subprocess.run(  # noqa: S603  # our own interpreter and arguments
@@ -95,7 +95,7 @@ def main() -> int:
             env={**os.environ, "SKILLNB_USER": "editor"},
         )
         say("3. scheduler again")
-        outcome = run.run_gated("publish", lambda: "published", on_block="skip")
+        outcome = run.gates.run_gated("publish", lambda: "published", on_block="skip", subject=run)
         say(f"   publish: {outcome.status}; state {run.state}")
         stop.set()
         watcher.join()

@@ -27,10 +27,10 @@ def views_fit_the_contract(monkeypatch: pytest.MonkeyPatch) -> None:
 
     ``describe()`` itself does not build the pydantic models (it is on every view's hot
     path); here each view it returns is validated, so a field added to it and not to
-    :mod:`skillnb.core.contract_view` fails the tests that touch it.
+    :mod:`skillnb.core.contract.view` fails the tests that touch it.
     """
     import skillnb.run
-    from skillnb.core.contract_view import RunDescription
+    from skillnb.core.contract.view import RunDescription
 
     describe = skillnb.run.describe
 

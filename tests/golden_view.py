@@ -42,7 +42,7 @@ def _clock() -> Callable[[], datetime]:
 
 
 def _workflow() -> Any:
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.workflow.model import Workflow
 
     return (
         Workflow.build("golden_report")

@@ -19,20 +19,20 @@ FORBIDDEN = (
 PURE = (
     "skillnb",
     "skillnb.errors",
-    "skillnb.core.records",
-    "skillnb.core.state",
-    "skillnb.core.workflow",
-    "skillnb.core.gates",
-    "skillnb.core.expr",
-    "skillnb.core.graph",
-    "skillnb.core.summary",
-    "skillnb.core.suggest",
-    "skillnb.core.namespace",
+    "skillnb.core.runstate.records",
+    "skillnb.core.runstate.state",
+    "skillnb.core.workflow.model",
+    "skillnb.core.gates.evaluate",
+    "skillnb.core.expr.check",
+    "skillnb.core.workflow.graph",
+    "skillnb.core.views.summary",
+    "skillnb.core.suggest.rank",
+    "skillnb.core.suggest.namespace",
     "skillnb.core.capacity",
     "skillnb.memory.recall",
     "skillnb.memory.archive",
     "skillnb.store",
-    "skillnb.store.sidecar",
+    "skillnb.store.sidecar.store",
     "skillnb.run",
     "skillnb.skillmemory",
 )
@@ -60,3 +60,28 @@ def test_open_run_in_a_plain_script_loads_no_jupyter(tmp_path: object) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+KERNEL_EDGE = ("IPython", "ipykernel", "ipywidgets")
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "skillnb.notebookfile.sync",
+        "skillnb.notebookfile.identity",
+        "skillnb.notebookfile.rebuild",
+        "skillnb.cli.main",
+        "skillnb.cli.headless",
+    ],
+)
+def test_saved_notebooks_and_the_cli_load_no_kernel_edge(module: str) -> None:
+    code = (
+        "import importlib, sys\n"
+        f"importlib.import_module({module!r})\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {KERNEL_EDGE!r}"
+        " or m.startswith('skillnb.jupyter'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"

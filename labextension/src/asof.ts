@@ -1,6 +1,6 @@
 /**
  * A saved run view is a snapshot: "as of v38, 14:02". This module reads that marker from a
- * saved view's HTML (the kernel writes it, see `skillnb/jupyter/asof.py`), reads the server's
+ * saved view's HTML (the kernel writes it, see `skillnb/jupyter/views/asof.py`), reads the server's
  * fresh rendering of the view (`GET /skillnb/api/view`), and decides what the view says
  * about itself: brought up to date from the run, or saved at an older version than the
  * run's, or saved from another run, or the original's run in a copy of its notebook. Pure

@@ -1,6 +1,6 @@
 /**
  * The marks every SKILL.nb view uses for a gate or transition status: the same characters
- * as the Python renderers (skillnb.core.marks): ✓ passed, ⚠ warning (a failing warn gate:
+ * as the Python renderers (skillnb.core.views.marks): ✓ passed, ⚠ warning (a failing warn gate:
  * the move still happens), ✗ blocked, ⏳ waiting (for an approval), ? not evaluated.
  */
 

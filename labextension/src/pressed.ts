@@ -3,7 +3,7 @@
  *
  * ipywidgets' buttons carry no ARIA state of their own. The kernel's run view marks its
  * toggle's buttons `skillnb-toggle` and the pressed one `skillnb-pressed` (see
- * `skillnb/jupyter/widgets.py`); `syncPressed` turns those classes into `aria-pressed`,
+ * `skillnb/jupyter/views/widgets.py`); `syncPressed` turns those classes into `aria-pressed`,
  * and the live view renderer calls it whenever a class changes inside the widget.
  */
 

@@ -100,7 +100,7 @@ export function runSection(run: IRunDescription): HTMLElement {
 
 /**
  * A request's text as its question (the first line) and its `key: value` lines, as the
- * kernel's views show it (`skillnb.core.viewtext.question`): a LangGraph interrupt's message
+ * kernel's views show it (`skillnb.core.views.viewtext.question`): a LangGraph interrupt's message
  * is its question, then one line per field.
  */
 export function question(text: string): [string, string[]] {

@@ -423,7 +423,7 @@ export interface IRunVersion {
  * The notebook is a copy of another that still holds the run both name (no run of its own).
  *
  * Its saved outputs and metadata show the original's run; nothing is recorded until one of
- * the ways on is taken (see :mod:`skillnb.jupyter.identity`).
+ * the ways on is taken (see :mod:`skillnb.notebookfile.identity`).
  */
 export interface ICopyOf {
   /**

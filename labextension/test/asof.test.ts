@@ -12,7 +12,7 @@ import {
 } from '../src/asof';
 import { COPY_OF } from './fakes';
 
-/** A saved view's HTML as `skillnb/jupyter/asof.py` writes it. */
+/** A saved view's HTML as `skillnb/jupyter/views/asof.py` writes it. */
 function savedHtml(run: string, version: number, at: string): string {
   return (
     `<div class="skillnb-saved-view" data-skillnb-run="${run}" data-skillnb-version="${version}">` +

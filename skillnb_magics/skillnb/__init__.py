@@ -22,10 +22,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from skillnb import errors
-    from skillnb.core.records import Event, Fact, GateReport, GateResult
-    from skillnb.core.registry import action, gate
-    from skillnb.core.suggest import Suggestion, suggest
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.gates.registry import action, gate
+    from skillnb.core.runstate.records import Event, Fact, GateReport, GateResult
+    from skillnb.core.suggest.rank import Suggestion, suggest
+    from skillnb.core.workflow.model import Workflow
     from skillnb.jupyter.extension import current_run
     from skillnb.run import Run, open_run
     from skillnb.skillmemory import SkillMemory
@@ -51,19 +51,19 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Event": "skillnb.core.records",
-    "Fact": "skillnb.core.records",
-    "GateReport": "skillnb.core.records",
-    "GateResult": "skillnb.core.records",
+    "Event": "skillnb.core.runstate.records",
+    "Fact": "skillnb.core.runstate.records",
+    "GateReport": "skillnb.core.runstate.records",
+    "GateResult": "skillnb.core.runstate.records",
     "Run": "skillnb.run",
     "open_run": "skillnb.run",
     "SkillMemory": "skillnb.skillmemory",
-    "Workflow": "skillnb.core.workflow",
-    "action": "skillnb.core.registry",
+    "Workflow": "skillnb.core.workflow.model",
+    "action": "skillnb.core.gates.registry",
     "current_run": "skillnb.jupyter.extension",
-    "gate": "skillnb.core.registry",
-    "Suggestion": "skillnb.core.suggest",
-    "suggest": "skillnb.core.suggest",
+    "gate": "skillnb.core.gates.registry",
+    "Suggestion": "skillnb.core.suggest.rank",
+    "suggest": "skillnb.core.suggest.rank",
 }
 
 

@@ -10,8 +10,8 @@ Every error the library raises on purpose derives from :class:`SkillnbError`::
     ├── ConflictError          a stale writer (``.expected``, ``.actual``)
     ├── StoreCorrupted         a sidecar file is damaged (``.path``, ``.line``)
     ├── NewerFormatError       a file was written by a newer skillnb (skillnb.store.migrations)
-    ├── CodecError             a stored value cannot be decoded (skillnb.store.codec)
-    ├── CheckFailed            a check expression failed at evaluation (skillnb.core.expr)
+    ├── CodecError             a stored value cannot be decoded (skillnb.store.codec.values)
+    ├── CheckFailed            a check expression failed at evaluation (skillnb.core.expr.check)
     ├── UncertainStep          a step started and never committed (``.step``)
     ├── StepInProgress         another live process holds the claim (``.step``, ``.owner``)
     ├── RunReplaced            the folder now holds another run (``.expected``, ``.actual``)
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from skillnb.core.records import GateReport
+    from skillnb.core.runstate.records import GateReport
 
 __all__ = [
     "ApprovalError",
@@ -103,7 +103,7 @@ class GateBlocked(SkillnbError):
     """A blocking gate failed, so the transition or gated cell did not run.
 
     Attributes:
-        report: the full :class:`~skillnb.core.records.GateReport`.
+        report: the full :class:`~skillnb.core.runstate.records.GateReport`.
         state: the run's state when the gates were evaluated.
         trigger: the trigger that was attempted (``None`` for inline-only gates).
 
@@ -179,7 +179,7 @@ class StoreCorrupted(SkillnbError):
 class UncertainStep(SkillnbError):
     """A step was started and never committed (the process died in between).
 
-    It is not re-run silently: clear it (``run.clear_step``) or declare it idempotent.
+    It is not re-run silently: clear it (``run.steps.clear``) or declare it idempotent.
 
     Attributes:
         step: the step key.
@@ -190,7 +190,7 @@ class UncertainStep(SkillnbError):
         self.step = step
         super().__init__(
             f"step {step!r} started but never committed (a crash in between?); check its "
-            f"effects, then clear it with run.clear_step({step!r}) or "
+            f"effects, then clear it with run.steps.clear({step!r}) or "
             f"`%skillnb clear {shlex.quote(step)}`"
         )
 

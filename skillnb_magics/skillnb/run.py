@@ -13,18 +13,16 @@ other processes committed; writes take the store's lock, catch up, validate, app
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillnb.core.closing import Closing
-from skillnb.core.gates import DEFAULT_PROFILE, GateSpec
-from skillnb.core.records import (
+from skillnb.core.gates.evaluate import DEFAULT_PROFILE, GateSpec
+from skillnb.core.runstate.records import (
     Approval,
     Event,
-    EventDraft,
     Fact,
     FactKind,
     FollowUp,
@@ -32,25 +30,25 @@ from skillnb.core.records import (
     JsonValue,
     RunState,
 )
-from skillnb.core.registry import Registry
-from skillnb.core.workflow import Workflow
-from skillnb.errors import SkillnbError, WorkflowError
+from skillnb.core.workflow.model import Workflow
+from skillnb.errors import SkillnbError
 from skillnb.service.approvals import Approvals
 from skillnb.service.batches import ProgressFactory, iterate
 from skillnb.service.claims import Claims, lease_from_env
 from skillnb.service.facts import write_fact
 from skillnb.service.followups import FollowUps
-from skillnb.service.gates import Gates, StepOutcome
+from skillnb.service.gates import Gates
 from skillnb.service.journal import Clock, ListenerWarning, RunJournal
-from skillnb.service.steps import FormalizeOutcome, Steps, formalize_step
+from skillnb.service.markers import bind_workflow, record_milestone, set_key_ids
+from skillnb.service.steps import Steps
 from skillnb.service.view import describe, stable_view
 from skillnb.store.protocol import Store
-from skillnb.store.sidecar import SidecarStore, sidecar_dir_for
+from skillnb.store.sidecar.store import SidecarStore, sidecar_dir_for
 
 if TYPE_CHECKING:
     from skillnb.core.capacity import Limits
-    from skillnb.core.pins import Extractor
-    from skillnb.core.suggest import Suggestion
+    from skillnb.core.suggest.pins import Extractor
+    from skillnb.core.suggest.rank import Suggestion
     from skillnb.memory.archive import ArchiveReport
     from skillnb.memory.recall import Recalled
     from skillnb.skillmemory import SkillMemory
@@ -60,18 +58,6 @@ __all__ = ["ListenerWarning", "Run", "RunListener", "open_run", "sidecar_exists"
 T = TypeVar("T")
 RunListener = Callable[["Run", list[Event]], None]
 """Called after each commit of this run object with the events it appended."""
-
-
-def _same_ids(held: Mapping[str, JsonValue], ids: Mapping[str, Any]) -> bool:
-    """Tell whether ``held`` already maps every id of ``ids`` to the same JSON value."""
-    try:
-        return all(k in held and _canonical(held[k]) == _canonical(v) for k, v in ids.items())
-    except (TypeError, ValueError):  # not JSON: the draft says what is wrong with it
-        return False
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, allow_nan=False)
 
 
 class Run(Closing):
@@ -142,15 +128,6 @@ class Run(Closing):
         return self.journal.workflow
 
     @property
-    def registry(self) -> Registry:
-        """Where python/resource gates and actions are looked up."""
-        return self.gates.registry
-
-    @registry.setter
-    def registry(self, registry: Registry) -> None:
-        self.gates.registry = registry
-
-    @property
     def profile(self) -> str:
         """The run profile of this session (``profile=``, ``$SKILLNB_PROFILE`` or ``default``).
 
@@ -170,8 +147,8 @@ class Run(Closing):
 
         Up to date with what this run remembered (queued records are written first).
         """
-        self.journal.flush_memory()
-        return self.journal.memory
+        self.journal.skill.flush()
+        return self.journal.skill.memory
 
     def adopt(self) -> None:
         """Take this run as yours: from now on it writes your skill memory.
@@ -180,7 +157,7 @@ class Run(Closing):
         reads your skill memory but does not write it (see :mod:`skillnb.memory.owned`)
         until adopted; the adoption is recorded in ``$SKILLNB_HOME``, not in the run.
         """
-        self.journal.adopt()
+        self.journal.skill.adopt()
 
     def bind(self, workflow: Workflow) -> None:
         """Bind ``workflow`` to this run (recorded when its definition changed).
@@ -190,50 +167,11 @@ class Run(Closing):
                 workflow does not declare the run's profile.
 
         """
-        workflow.check_profile(self.profile)
-        journal = self.journal
-        current = journal.refresh().state
-        if current is not None and current not in workflow.states:
-            raise WorkflowError(
-                f"this run is in state {current!r}, which workflow {workflow.name!r} does not "
-                "define; start a new run (%skillnb new-run) or add the state",
-                source=workflow.source,
-            )
-        journal.workflow = workflow
-        if journal.state.workflow_hash == workflow.hash:
-            return
-
-        def make(state: RunState) -> list[EventDraft]:
-            if state.workflow_hash == workflow.hash:
-                return []
-            return [
-                journal.draft(
-                    "workflow.bound",
-                    workflow=workflow.name,
-                    hash=workflow.hash,
-                    initial=workflow.initial,
-                    definition=workflow.to_dict(),
-                )
-            ]
-
-        first = journal.state.workflow_hash is None
-        journal.commit(make)
-        journal.forget_memory()
-        if first:
-            started = f"run of {workflow.name} started in {journal.state.state}"
-            journal.remember("run_started", started)
+        bind_workflow(self.journal, workflow, self.profile)
 
     def refresh(self) -> None:
         """Catch up with what other writers committed (cheap when nothing changed)."""
         self.journal.refresh()
-
-    def subscribe(self, listener: RunListener) -> Callable[[], None]:
-        """Call ``listener(run, events)`` after each commit; return a function that unsubscribes."""
-        return self.journal.subscribe(lambda events: listener(self, events))
-
-    def append_events(self, drafts: Sequence[EventDraft]) -> list[Event]:
-        """Append prepared events as they are (low level: used to rebuild a run from a notebook)."""
-        return self.journal.append_drafts(drafts)
 
     # -- reading -------------------------------------------------------------------------
     @property
@@ -315,16 +253,6 @@ class Run(Closing):
             if_changed=if_changed,
         )
 
-    def formalize_step(
-        self, key: str, compute: Callable[[], Any], **options: Any
-    ) -> FormalizeOutcome:
-        """Compute fact ``key`` as a durable step, or restore it when its source is unchanged.
-
-        See :func:`skillnb.service.steps.formalize_step` for ``options`` (``source_hash``,
-        ``cell_id``, ``kind``, ``note``, ``force``, ``idempotent``, ``extract``, ``wait``).
-        """
-        return formalize_step(self.steps, key, compute, **options)
-
     def rollback(self, key: str, version: int) -> Fact:
         """Write version ``version`` of fact ``key`` again, as a new version."""
         for old in self.fact_history(key):
@@ -341,37 +269,14 @@ class Run(Closing):
         Ids the run already holds with the same values write nothing, neither in the run
         nor in the skill memory, so running a notebook again adds no event.
         """
-        merged = {**(ids or {}), **more}
-        journal = self.journal
-
-        def make(state: RunState) -> list[EventDraft]:
-            if _same_ids(state.key_ids, merged):
-                return []
-            return [journal.draft("keyids.set", ids=merged)]
-
-        if not journal.commit(make):
-            return
-        summary = "ids: " + ", ".join(f"{k}={v}" for k, v in merged.items())
-        self.journal.remember("key_ids", summary)
-        self.journal.flush_memory()
+        set_key_ids(self.journal, {**(ids or {}), **more})
 
     def milestone(self, name: str) -> Event:
         """Record a named checkpoint: the current version, state and fact versions.
 
         Its skill-memory record is written before this returns, like :meth:`set_key_ids`.
         """
-        journal = self.journal
-
-        def make(state: RunState) -> list[EventDraft]:
-            versions = {k: f.version for k, f in state.facts.items()}
-            return [
-                journal.draft("milestone.recorded", name=name, state=state.state, facts=versions)
-            ]
-
-        event = journal.commit(make)[0]
-        journal.remember("milestone", f"milestone {name!r} at version {event.seq}")
-        journal.flush_memory()
-        return event
+        return record_milestone(self.journal, name)
 
     def compact(self) -> None:
         """Write a snapshot so that opening the run replays only what came after."""
@@ -403,7 +308,7 @@ class Run(Closing):
             ValueError: the extractor returned something malformed.
 
         """
-        from skillnb.core.pins import extract, pin_key
+        from skillnb.core.suggest.pins import extract, pin_key
 
         if not isinstance(text, str) or not text.strip():
             raise SkillnbError("a pin needs some text to remember")
@@ -445,18 +350,17 @@ class Run(Closing):
         return recall_for(self, query, k, state=state, env=self.journal.env)
 
     # -- gates, transitions, approvals, steps --------------------------------------------
-    def check(self, trigger: str, *, gates: Sequence[GateSpec] = ()) -> GateReport:
+    def check(self, trigger: str | None = None, *, gates: Sequence[GateSpec] = ()) -> GateReport:
         """Evaluate the gates of ``trigger`` (plus ``gates``) without firing: a dry run.
+
+        Without a trigger, only ``gates`` are evaluated (e.g. a workflow's gates by name), and
+        nothing is recorded either way.
 
         Raises:
             TransitionNotAllowed: no transition ``trigger`` from the current state.
 
         """
         return self.gates.check(trigger, gates)
-
-    def check_gates(self, gates: Sequence[GateSpec]) -> GateReport:
-        """Evaluate inline ``gates`` (no trigger) without recording anything."""
-        return self.gates.check(None, gates)
 
     def fire(self, trigger: str) -> Event:
         """Fire ``trigger``: evaluate its gates, run its action (called with this run), move.
@@ -472,40 +376,6 @@ class Run(Closing):
 
         """
         return self.gates.fire(trigger, self)
-
-    def run_gated(
-        self,
-        trigger: str | None,
-        body: Callable[[], Any] | None = None,
-        *,
-        gates: Sequence[GateSpec] = (),
-        key: str | None = None,
-        source_hash: str | None = None,
-        cell_id: str | None = None,
-        idempotent: bool = False,
-        on_block: Literal["raise", "skip"] = "raise",
-        skip_done: bool = False,
-        wait: float = 0.0,
-    ) -> StepOutcome:
-        """Run ``body`` as a durable step once its gates pass (see :meth:`Gates.run_gated`).
-
-        Raises:
-            StepInProgress: another live process runs this step (after ``wait`` seconds).
-
-        """
-        return self.gates.run_gated(
-            trigger,
-            body,
-            subject=self,
-            gates=gates,
-            key=key,
-            source_hash=source_hash,
-            cell_id=cell_id,
-            idempotent=idempotent,
-            on_block=on_block,
-            skip_done=skip_done,
-            wait=wait,
-        )
 
     def pending(self) -> list[Approval]:
         """Approval requests waiting for a decision in the current state, oldest first."""
@@ -557,14 +427,6 @@ class Run(Closing):
         """
         return FollowUps(self.journal).resolve(id, by, note)
 
-    def uncertain(self) -> list[str]:
-        """Keys of steps that started, never ended, and whose process is gone (a crash)."""
-        return self.steps.uncertain()
-
-    def clear_step(self, key: str, by: str | None = None) -> None:
-        """Declare an uncertain step resolved, so that it may run again."""
-        self.steps.clear(key, by)
-
     # -- batches -------------------------------------------------------------------------
     def items(
         self,
@@ -595,7 +457,7 @@ class Run(Closing):
         """The run at a glance as JSON-safe data (see :mod:`skillnb.service.view`).
 
         ``facts_limit`` keeps, per kind, only the facts a summary could show (see
-        :func:`skillnb.core.summary.facts_needed`); ``fact_counts`` still counts them all.
+        :func:`skillnb.core.views.summary.facts_needed`); ``fact_counts`` still counts them all.
         """
         return describe(self.gates, evaluate_code=evaluate_code, facts_limit=facts_limit)
 
@@ -607,7 +469,7 @@ class Run(Closing):
         recall: str | bool = False,
         view: Mapping[str, Any] | None = None,
     ) -> str:
-        """Deterministic Markdown for an LLM within ``max_chars`` (:mod:`skillnb.core.summary`).
+        """Deterministic Markdown for an LLM within ``max_chars`` (see :mod:`skillnb.core.views`).
 
         With ``stable``, what differs between two executions of the same notebook (recorded
         times, the run id, approval request ids) is left out, for notebook outputs. With
@@ -616,7 +478,7 @@ class Run(Closing):
         view the caller already has (from :meth:`describe`, with a ``facts_limit`` of at
         least ``facts_needed(max_chars)`` or none) instead of describing the run again.
         """
-        from skillnb.core.summary import facts_needed, render_summary
+        from skillnb.core.views.summary import facts_needed, render_summary
 
         memory = self.memory
         if view is None:

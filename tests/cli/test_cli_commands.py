@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillnb.cli.main import main
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 from skillnb.run import Run, open_run
 from skillnb.skillmemory import SkillMemory
 from skillnb.store import sidecar_dir_for
@@ -37,7 +37,7 @@ def _waiting_run(nb: Path) -> Run:
     run.formalize("budget", 1200, kind="decision", note="agreed")
     run.formalize("title", "Weekly \x1b[31mreport\x1b[0m")
     run.fire("submit")
-    run.run_gated("publish", on_block="skip")  # records the approval request
+    run.gates.run_gated("publish", on_block="skip", subject=run)  # records the approval request
     return run
 
 
@@ -256,7 +256,7 @@ def test_help_exits_0_and_lists_every_command(capsys: pytest.CaptureFixture[str]
 
 
 def test_rebuild_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from skillnb.jupyter.notebook import write_mirror
+    from skillnb.notebookfile.sync import write_mirror
 
     nb = _notebook(tmp_path / "report.ipynb")
     run = _waiting_run(nb)

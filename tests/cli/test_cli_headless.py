@@ -20,7 +20,7 @@ from clikit import write_notebook
 from nbclient import NotebookClient
 
 from skillnb.cli.main import main
-from skillnb.jupyter.notebook import BUNDLE_MIME, read_mirror
+from skillnb.notebookfile.sync import BUNDLE_MIME, read_mirror
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
 

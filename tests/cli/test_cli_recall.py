@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillnb.cli.main import main
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 from skillnb.run import open_run
 
 MARKET = Workflow.from_yaml(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.records import Event, EventDraft
+from skillnb.core.runstate.records import Event, EventDraft
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
 

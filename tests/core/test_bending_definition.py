@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.gates import GateContext, GateSpec, evaluate
-from skillnb.core.registry import Registry
-from skillnb.core.workflow import Workflow, validate
+from skillnb.core.gates.evaluate import GateContext, GateSpec, evaluate
+from skillnb.core.gates.registry import Registry
+from skillnb.core.workflow.model import Workflow, validate
 from skillnb.errors import WorkflowError
 
 BASE = """\

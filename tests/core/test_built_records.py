@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from skillnb.core.records import CheckedDraft, Event, EventDraft, Fact, built, replaced
+from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft, Fact, built, replaced
 from skillnb.run import open_run
-from skillnb.store.sidecar import SidecarStore
+from skillnb.store.sidecar.store import SidecarStore
 
 AT = datetime(2026, 3, 29, 1, 30, 15, 250, tzinfo=timezone(timedelta(hours=2)))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
-from skillnb.core.suggest import Suggestion
+from skillnb.core.suggest.rank import Suggestion
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.records import Claim
-from skillnb.core.state import _claim
+from skillnb.core.runstate.records import Claim
+from skillnb.core.runstate.state import _claim
 
 OWNER = {"host": "h", "pid": 3, "started": 1.5, "session": "kernel k"}
 WRITTEN = {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.claims import item_claim_key, step_claim_key
+from skillnb.core.runstate.claims import item_claim_key, step_claim_key
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
 from skillnb.service import claims as claims_module
@@ -63,12 +63,14 @@ def test_a_step_is_claimed_by_its_start_and_released_by_its_commit(tmp_path: Pat
             seen.append(dict(run.journal.refresh().claims))
             return 1
 
-        run.run_gated(None, body, key="gate:x")
+        run.gates.run_gated(None, body, key="gate:x", subject=run)
         assert list(seen[0]) == [step_claim_key("gate:x")]
         assert seen[0][step_claim_key("gate:x")].owner.pid > 0
         assert run.snapshot.claims == {}
         with pytest.raises(RuntimeError):
-            run.run_gated(None, lambda: (_ for _ in ()).throw(RuntimeError("x")), key="gate:y")
+            run.gates.run_gated(
+                None, lambda: (_ for _ in ()).throw(RuntimeError("x")), key="gate:y", subject=run
+            )
         assert run.snapshot.claims == {}  # a failed step releases its claim
 
 

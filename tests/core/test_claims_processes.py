@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 import skillnb
-from skillnb.core.claims import item_claim_key, step_claim_key
-from skillnb.core.records import Claim, Owner
+from skillnb.core.runstate.claims import item_claim_key, step_claim_key
+from skillnb.core.runstate.records import Claim, Owner
 from skillnb.errors import StepInProgress, StoreCorrupted
 from skillnb.service.owner import claim_held, process_owner
 
@@ -146,7 +146,7 @@ def test_a_heartbeat_keeps_a_long_step_claimed_past_its_lease(tmp_path: Path) ->
         "socket.gethostname = lambda: 'elsewhere.example'\n"
         "import skillnb\n"
         "run = skillnb.open_run(state_dir=sys.argv[1], memory=False, lease=0.6)\n"
-        "run.run_gated(None, lambda: time.sleep(3), key='gate:long')\n"
+        "run.gates.run_gated(None, lambda: time.sleep(3), key='gate:long', subject=run)\n"
     )
     with skillnb.open_run(state_dir=tmp_path / "state", memory=False) as run:
         run.formalize("seed", 1)
@@ -159,7 +159,7 @@ def test_a_heartbeat_keeps_a_long_step_claimed_past_its_lease(tmp_path: Path) ->
         for _ in range(4):  # 2 s: more than three leases
             time.sleep(0.5)
             with pytest.raises(StepInProgress):
-                run.run_gated(None, lambda: None, key="gate:long")
+                run.gates.run_gated(None, lambda: None, key="gate:long", subject=run)
         assert run.snapshot.claims[step_claim_key("gate:long")].until > first  # renewed
         assert worker.wait(timeout=30) == 0
         assert run.snapshot.claims == {}
@@ -203,12 +203,12 @@ def test_a_live_foreign_step_claim_is_in_progress_then_uncertain(tmp_path: Path)
         ]
     )
     with pytest.raises(StepInProgress) as info:
-        run.run_gated(None, lambda: 1, key="gate:send")
+        run.gates.run_gated(None, lambda: 1, key="gate:send", subject=run)
     assert "elsewhere.example" in str(info.value)
     assert "kernel x" in str(info.value)
-    assert run.uncertain() == []
+    assert run.steps.uncertain() == []
     time.sleep(1.2)
-    assert run.uncertain() == ["gate:send"]  # the lease expired: its owner counts as gone
+    assert run.steps.uncertain() == ["gate:send"]  # the lease expired: its owner counts as gone
     run.close()
 
 
@@ -289,10 +289,10 @@ def test_a_zombie_owner_is_dead(tmp_path: Path) -> None:
         ]
     )
     assert claim_held(claim, now)
-    assert run.uncertain() == []
+    assert run.steps.uncertain() == []
     _until_zombie(child.pid)
     assert not claim_held(claim, run.journal.clock())  # exited, not reaped: dead all the same
-    assert run.uncertain() == ["s"]
+    assert run.steps.uncertain() == ["s"]
     child.wait()
     run.close()
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.eventrecords import EventRecords
-from skillnb.core.records import Batch, Event, RunState
-from skillnb.core.state import MalformedEvent, apply_all
+from skillnb.core.runstate.eventrecords import EventRecords
+from skillnb.core.runstate.records import Batch, Event, RunState
+from skillnb.core.runstate.state import MalformedEvent, apply_all
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""The view, mirror and display-bundle contract (skillnb.core.contract) against real data.
+"""The view, mirror and display-bundle contract (skillnb.core.contract.shapes) against real data.
 
 The golden ``describe()`` fixture (tests/fixtures/describe.json, built by
 ``tests/golden_view.py``) is checked here to still be what a real run describes, to fit the
@@ -16,14 +16,14 @@ import pytest
 from pydantic import ValidationError
 
 from golden_view import FIXTURE, build_view, comparable, load_fixture
-from skillnb.core.contract import (
+from skillnb.core.contract.mirror import CellMirror, NotebookMirror
+from skillnb.core.contract.shapes import (
     OutputVolatile,
     SkillnbBundle,
     contract_models,
     contract_schema,
 )
-from skillnb.core.contract_mirror import CellMirror, NotebookMirror
-from skillnb.core.contract_view import RunDescription
+from skillnb.core.contract.view import RunDescription
 from skillnb.run import open_run
 
 REGENERATE = "PYTHONPATH=$PWD/skillnb_magics .venv/bin/python tests/golden_view.py"

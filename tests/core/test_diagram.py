@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.diagram import to_svg
-from skillnb.core.diagram_layout import SMALL_PX
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.diagram import to_svg
+from skillnb.core.workflow.diagram_layout import SMALL_PX
+from skillnb.core.workflow.model import Workflow
 
 MARKET = Path(__file__).parent.parent / "fixtures" / "workflows" / "market_research.yaml"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillnb.core.expr import MAX_SEQUENCE, CheckExpr, CheckFailed, compile_check
+from skillnb.core.expr.check import MAX_SEQUENCE, CheckExpr, CheckFailed, compile_check
 from skillnb.errors import SkillnbError, WorkflowError
 
 FACTS: dict[str, Any] = {

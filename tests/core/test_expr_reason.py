@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.expr import compile_check
-from skillnb.core.gates import GateContext, GateSpec, evaluate
+from skillnb.core.expr.check import compile_check
+from skillnb.core.gates.evaluate import GateContext, GateSpec, evaluate
 
 FACTS: dict[str, Any] = {
     "review": {"done": 7, "total": 27, "incomplete": {"a": ["phone"], "b": [], "c": []}},

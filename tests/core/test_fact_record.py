@@ -15,11 +15,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from skillnb.core.limits import InvalidName
-from skillnb.core.records import Fact, json_time
+from skillnb.core.runstate.records import Fact, json_time
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
 from skillnb.service import journal as journal_module
-from skillnb.store import codec
+from skillnb.store.codec import values as codec
 
 VALUES: list[Any] = [
     {"score": 1, "label": "item", "ok": True, "none": None, "ratio": 0.25},

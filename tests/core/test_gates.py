@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.gates import GateContext, GateSpec, evaluate, inline_gates
-from skillnb.core.registry import Registry
+from skillnb.core.gates.evaluate import GateContext, GateSpec, evaluate, inline_gates
+from skillnb.core.gates.registry import Registry
 from skillnb.errors import WorkflowError
 
 
@@ -384,6 +384,6 @@ def test_gate_spec_to_dict_is_the_definition_form(spec: GateSpec) -> None:
     data = spec.to_dict()
     assert spec.kind in data
     rebuilt = {"name": "W", "states": ["a"], "gates": {spec.name: data}}
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.workflow.model import Workflow
 
     assert Workflow.from_dict(rebuilt).gates[spec.name] == spec

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.graph import mermaid_markdown, to_dot, to_mermaid
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.graph import mermaid_markdown, to_dot, to_mermaid
+from skillnb.core.workflow.model import Workflow
 
 MARKET = Path(__file__).parent.parent / "fixtures" / "workflows" / "market_research.yaml"
 

@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 
 import skillnb
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 from skillnb.memory import writer as memorylog
 from skillnb.memory.writer import MemoryWriteWarning
 from skillnb.service.claims import Claims, Heartbeat
@@ -93,10 +93,12 @@ def test_one_thread_renews_every_running_heartbeat(tmp_path: Path) -> None:
 
 def test_a_short_step_starts_no_thread(tmp_path: Path) -> None:
     with skillnb.open_run(state_dir=tmp_path / "state", memory=False) as run:
-        run.run_gated(None, lambda: None, key="gate:first")  # the shared thread, if new
+        run.gates.run_gated(
+            None, lambda: None, key="gate:first", subject=run
+        )  # the shared thread, if new
         before = {t.ident for t in threading.enumerate()}
         for i in range(5):
-            run.run_gated(None, lambda: None, key=f"gate:{i}")
+            run.gates.run_gated(None, lambda: None, key=f"gate:{i}", subject=run)
         assert {t.ident for t in threading.enumerate()} <= before
 
 
@@ -147,7 +149,7 @@ def test_a_fresh_memory_object_in_the_same_process_sees_queued_records(tmp_path:
 KILLED_AFTER_IDS = """
 import os, sys
 import skillnb
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 flow = Workflow.from_dict({"name": "memlog_flow", "states": ["a", "b"],
     "transitions": [{"from": "a", "to": "b", "trigger": "go"}]})
 memory = skillnb.SkillMemory("memlog_flow", root=sys.argv[1])

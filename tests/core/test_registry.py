@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core import registry as registry_module
-from skillnb.core.registry import Registry, is_import_ref
+from skillnb.core.gates import registry as registry_module
+from skillnb.core.gates.registry import Registry, is_import_ref
 from skillnb.errors import WorkflowError
 
 

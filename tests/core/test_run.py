@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import skillnb
-from skillnb.core.gates import inline_gates
-from skillnb.core.records import Event
-from skillnb.core.registry import Registry
+from skillnb.core.gates.evaluate import inline_gates
+from skillnb.core.gates.registry import Registry
+from skillnb.core.runstate.records import Event
 from skillnb.errors import (
     ApprovalError,
     ConflictError,
@@ -372,7 +372,7 @@ def test_actions_run_as_durable_steps(
         calls.append(run.state or "")
 
     run = make_run()
-    run.registry = registry
+    run.gates.registry = registry
     run.formalize("topic", "t")
     run.fire("user_request")
     assert calls == ["init"]
@@ -388,13 +388,13 @@ def test_failed_action_records_nothing_but_the_failure(make_run: Callable[..., R
         raise RuntimeError("quota exceeded")
 
     run = make_run()
-    run.registry = registry
+    run.gates.registry = registry
     run.formalize("topic", "t")
     with pytest.raises(RuntimeError, match="quota"):
         run.fire("user_request")
     assert run.state == "init"
     assert run.snapshot.steps["transition:user_request"].status == "failed"
-    assert run.uncertain() == []
+    assert run.steps.uncertain() == []
 
 
 def test_uncertain_step_is_not_rerun_until_cleared(make_run: Callable[..., Run]) -> None:
@@ -402,30 +402,34 @@ def test_uncertain_step_is_not_rerun_until_cleared(make_run: Callable[..., Run])
     run.journal.commit(
         lambda _s: [run.journal.draft("step.started", key="gate:send", source_hash="h")]
     )
-    assert run.uncertain() == ["gate:send"]
+    assert run.steps.uncertain() == ["gate:send"]
     with pytest.raises(UncertainStep) as info:
-        run.run_gated(None, lambda: 1, key="gate:send", source_hash="h")
+        run.gates.run_gated(None, lambda: 1, key="gate:send", source_hash="h", subject=run)
     assert info.value.step == "gate:send"
-    run.clear_step("gate:send", by="ana")
-    assert run.uncertain() == []
-    outcome = run.run_gated(None, lambda: 42, key="gate:send", source_hash="h")
+    run.steps.clear("gate:send", by="ana")
+    assert run.steps.uncertain() == []
+    outcome = run.gates.run_gated(None, lambda: 42, key="gate:send", source_hash="h", subject=run)
     assert (outcome.status, outcome.result) == ("ran", 42)
     with pytest.raises(SkillnbError, match="not uncertain"):
-        run.clear_step("gate:send")
+        run.steps.clear("gate:send")
 
 
 def test_idempotent_step_may_rerun(make_run: Callable[..., Run]) -> None:
     run = make_run()
     run.journal.commit(lambda _s: [run.journal.draft("step.started", key="s", idempotent=True)])
-    assert run.run_gated(None, lambda: "again", key="s").result == "again"
+    assert run.gates.run_gated(None, lambda: "again", key="s", subject=run).result == "again"
 
 
 def test_gated_cell_fast_forwards_when_done(make_run: Callable[..., Run]) -> None:
     run = make_run()
     run.formalize("topic", "t")
     ran: list[int] = []
-    first = run.run_gated("user_request", lambda: ran.append(1), source_hash="h1", skip_done=True)
-    again = run.run_gated("user_request", lambda: ran.append(2), source_hash="h1", skip_done=True)
+    first = run.gates.run_gated(
+        "user_request", lambda: ran.append(1), source_hash="h1", skip_done=True, subject=run
+    )
+    again = run.gates.run_gated(
+        "user_request", lambda: ran.append(2), source_hash="h1", skip_done=True, subject=run
+    )
     assert (first.status, again.status, ran) == ("ran", "done", [1])
     assert run.state == "collecting"
 
@@ -433,12 +437,14 @@ def test_gated_cell_fast_forwards_when_done(make_run: Callable[..., Run]) -> Non
 def test_inline_gates_and_skip(make_run: Callable[..., Run]) -> None:
     run = make_run()
     gates = inline_gates(requires=["sources"], check="len(sources) > 2", name_prefix="cell")
-    outcome = run.run_gated(None, lambda: 1, gates=gates, key="cell", on_block="skip")
+    outcome = run.gates.run_gated(
+        None, lambda: 1, gates=gates, key="cell", on_block="skip", subject=run
+    )
     assert outcome.status == "blocked"
     assert outcome.report is not None
     assert not outcome.report.passed
     run.formalize("sources", [1, 2, 3])
-    assert run.run_gated(None, lambda: 2, gates=gates, key="cell").result == 2
+    assert run.gates.run_gated(None, lambda: 2, gates=gates, key="cell", subject=run).result == 2
 
 
 def test_batches_resume_where_they_stopped(make_run: Callable[..., Run]) -> None:
@@ -528,7 +534,7 @@ def test_open_run_needs_a_location() -> None:
 def test_listeners_see_commits(make_run: Callable[..., Run]) -> None:
     run = make_run()
     seen: list[str] = []
-    unsubscribe = run.subscribe(lambda _run, events: seen.extend(e.type for e in events))
+    unsubscribe = run.journal.subscribe(lambda events: seen.extend(e.type for e in events))
     run.formalize("x", 1)
     unsubscribe()
     run.formalize("x", 2)
@@ -539,8 +545,8 @@ def test_a_step_in_flight_in_a_live_process_is_not_uncertain(make_run: Callable[
     run = make_run()
     alive = current_owner()
     run.journal.commit(lambda _s: [run.journal.draft("step.started", key="live", owner=alive)])
-    assert run.uncertain() == []
-    assert run.run_gated(None, lambda: "ran", key="live").result == "ran"
+    assert run.steps.uncertain() == []
+    assert run.gates.run_gated(None, lambda: "ran", key="live", subject=run).result == "ran"
 
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
@@ -550,7 +556,7 @@ def test_a_step_in_flight_in_a_live_process_is_not_uncertain(make_run: Callable[
     )
     dead = f"{socket.gethostname()}:{gone.stdout.strip()}:0"
     run.journal.commit(lambda _s: [run.journal.draft("step.started", key="crashed", owner=dead)])
-    assert run.uncertain() == ["crashed"]
+    assert run.steps.uncertain() == ["crashed"]
     assert run.describe()["uncertain"][0]["key"] == "crashed"
 
 
@@ -596,7 +602,7 @@ def test_history_after_reopening_a_compacted_run_reads_the_archive_once(
 def test_describe_history_leaves_out_step_bookkeeping(make_run: Callable[..., Run]) -> None:
     run = make_run()
     run.formalize("topic", "t")
-    run.run_gated("user_request", lambda: None, source_hash="h")
+    run.gates.run_gated("user_request", lambda: None, source_hash="h", subject=run)
     types = [h["type"] for h in run.describe()["history"]]
     assert "step.started" not in types
     assert "step.committed" not in types

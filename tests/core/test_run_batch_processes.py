@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from skillnb.service.steps import formalize_step
+
 pytestmark = pytest.mark.slow
 
 WORKER = r"""
@@ -93,10 +95,12 @@ def test_an_item_in_flight_when_the_process_dies_is_yielded_again(tmp_path: Path
 SAME_KEY = r"""
 import sys, time
 import skillnb
+from skillnb.service.steps import formalize_step
 
 run = skillnb.open_run(state_dir=sys.argv[1], memory=False)
 time.sleep(float(sys.argv[2]))
-outcome = run.formalize_step(
+outcome = formalize_step(
+    run.steps,
     "shared", lambda: time.sleep(0.6) or sys.argv[3], source_hash="h", wait=30
 )
 print(outcome.status, outcome.fact.version, outcome.fact.value)
@@ -125,15 +129,16 @@ def test_two_processes_formalizing_one_key_at_once_compute_it_once(tmp_path: Pat
         f"computed 1 {history[0]}",
         f"restored 1 {history[0]}",
     ]
-    assert run.uncertain() == []
+    assert run.steps.uncertain() == []
 
 
 DIES_MID_STEP = r"""
 import os, signal, sys
 import skillnb
+from skillnb.service.steps import formalize_step
 
 run = skillnb.open_run(state_dir=sys.argv[1], memory=False)
-run.formalize_step("report", lambda: os.kill(os.getpid(), signal.SIGKILL), source_hash="h")
+formalize_step(run.steps, "report", lambda: os.kill(os.getpid(), signal.SIGKILL), source_hash="h")
 """
 
 
@@ -150,8 +155,10 @@ def test_a_process_killed_mid_step_leaves_it_uncertain(tmp_path: Path) -> None:
     from skillnb.errors import UncertainStep
 
     run = skillnb.open_run(state_dir=tmp_path / "state", memory=False)
-    assert run.uncertain() == ["formalize:report"]
+    assert run.steps.uncertain() == ["formalize:report"]
     with pytest.raises(UncertainStep):
-        run.formalize_step("report", lambda: "again", source_hash="h")
-    run.clear_step("formalize:report", by="tester")
-    assert run.formalize_step("report", lambda: "again", source_hash="h").fact.value == "again"
+        formalize_step(run.steps, "report", lambda: "again", source_hash="h")
+    run.steps.clear("formalize:report", by="tester")
+    assert (
+        formalize_step(run.steps, "report", lambda: "again", source_hash="h").fact.value == "again"
+    )

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.registry import Registry
-from skillnb.core.workflow import Workflow
+from skillnb.core.gates.registry import Registry
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import GateBlocked, SkillnbError, WorkflowError
 from skillnb.run import Run, open_run
 
@@ -87,16 +87,16 @@ def _open(tmp_path: Path, registry: Registry, **kwargs: Any) -> Run:
     run = open_run(
         state_dir=tmp_path / "run", workflow=Workflow.from_yaml(BEND), memory=False, **kwargs
     )
-    run.registry = registry
+    run.gates.registry = registry
     return run
 
 
 def _to(run: Run, state: str) -> None:
     """Move the run to ``state`` through the journal, as a rebuilt run would."""
-    from skillnb.core.records import EventDraft
+    from skillnb.core.runstate.records import EventDraft
 
     now = run.journal.clock()
-    run.append_events(
+    run.journal.append_drafts(
         [EventDraft(type="transition.fired", at=now, data={"trigger": "t", "to": state})]
     )
 

@@ -13,7 +13,7 @@ from skillnb.cli.main import main
 from skillnb.errors import RunReplaced, SkillnbError
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
-from skillnb.store.aside import aside_folder, set_aside
+from skillnb.store.folders.aside import aside_folder, set_aside
 
 
 def tree(root: Path) -> dict[str, str]:

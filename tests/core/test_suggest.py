@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import skillnb
-from skillnb.core.namespace import NamespaceWatch
-from skillnb.core.novelty import most_similar, sample_text, similarity, sketch
-from skillnb.core.suggest import THRESHOLD, Suggestion, rank, suggest
+from skillnb.core.suggest.namespace import NamespaceWatch
+from skillnb.core.suggest.novelty import most_similar, sample_text, similarity, sketch
+from skillnb.core.suggest.rank import THRESHOLD, Suggestion, rank, suggest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 import suggest_cells

@@ -1,12 +1,12 @@
-"""What stays on offer: the withdrawal rules of :mod:`skillnb.core.suggest_pending`."""
+"""What stays on offer: the withdrawal rules of :mod:`skillnb.core.suggest.pending`."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from skillnb.core.records import Fact
-from skillnb.core.suggest import Suggestion
-from skillnb.core.suggest_pending import PendingSuggestions
+from skillnb.core.runstate.records import Fact
+from skillnb.core.suggest.pending import PendingSuggestions
+from skillnb.core.suggest.rank import Suggestion
 
 DEADLINE = Suggestion("deadline", "constraint", 0.75, "a limit set in the cell")
 BUDGET = Suggestion("budget", "constraint", 0.75, "a limit set in the cell")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillnb.core.summary import DATA_LABEL, TITLE, render_summary
+from skillnb.core.views.summary import DATA_LABEL, TITLE, render_summary
 
 BASE = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 KINDS = ("decision", "constraint", "data", "summary", "note")

@@ -9,8 +9,8 @@ from test_summary import parse, section
 from test_summary_run import Clock
 
 import skillnb
-from skillnb.core.records import Event
-from skillnb.core.summary import render_summary
+from skillnb.core.runstate.records import Event
+from skillnb.core.views.summary import render_summary
 from skillnb.service.view import fold_history, stable_view
 from skillnb.store import MemoryStore
 

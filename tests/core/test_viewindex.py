@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.records import FACT_KINDS, Batch, Event, Fact, RunState
-from skillnb.core.state import apply, apply_all
-from skillnb.core.summary import facts_needed, render_summary
-from skillnb.core.viewindex import ViewIndex, view_index
+from skillnb.core.runstate.records import FACT_KINDS, Batch, Event, Fact, RunState
+from skillnb.core.runstate.state import apply, apply_all
+from skillnb.core.runstate.viewindex import ViewIndex, view_index
+from skillnb.core.views.summary import facts_needed, render_summary
 
 BASE = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 ZONES = [UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5))]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.gates import GateSpec
-from skillnb.core.workflow import ANY_STATE, Transition, Workflow, try_load, validate
+from skillnb.core.gates.evaluate import GateSpec
+from skillnb.core.workflow.model import ANY_STATE, Transition, Workflow, try_load, validate
 from skillnb.errors import WorkflowError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "workflows"
@@ -506,10 +506,18 @@ def test_the_definition_modules_import_nothing_from_jupyter() -> None:
     import sys
 
     modules = (
-        "workflow, definition, gates, expr, expr_syntax, registry, graph, yamlsafe, fieldcheck"
+        "skillnb.core.workflow.model",
+        "skillnb.core.workflow.definition",
+        "skillnb.core.gates.evaluate",
+        "skillnb.core.expr.check",
+        "skillnb.core.expr.syntax",
+        "skillnb.core.gates.registry",
+        "skillnb.core.workflow.graph",
+        "skillnb.core.workflow.yamlsafe",
+        "skillnb.core.workflow.fieldcheck",
     )
     code = (
-        f"import sys\nfrom skillnb.core import {modules}\n"
+        f"import importlib, sys\nfor m in {modules!r}:\n    importlib.import_module(m)\n"
         "bad = [m for m in ('IPython', 'ipywidgets', 'nbformat', 'jupyter_server', 'ipykernel')"
         " if m in sys.modules]\nprint(','.join(bad))"
     )

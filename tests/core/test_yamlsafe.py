@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillnb.core.yamlsafe import MAX_BYTES, MAX_DEPTH, MAX_NODES, SourceMap, load_yaml
+from skillnb.core.workflow.yamlsafe import MAX_BYTES, MAX_DEPTH, MAX_NODES, SourceMap, load_yaml
 from skillnb.errors import WorkflowError
 
 BILLION_LAUGHS = "\n".join(

@@ -19,7 +19,7 @@ from langgraph.types import Command, interrupt
 
 from lgkit import asking_graph, open_folder
 from skillnb.integrations.langgraph import SkillnbSaver, resume_approved
-from skillnb.jupyter import widgets_render as render
+from skillnb.jupyter.views import render
 from skillnb.run import Run
 
 CONFIG: Any = {"configurable": {"thread_id": "review"}}

@@ -7,9 +7,9 @@ from typing import Any
 
 import skillnb
 from lgkit import asking_graph
-from skillnb.core.viewtext import render_text
+from skillnb.core.views.viewtext import render_text
 from skillnb.integrations.langgraph import resume_approved
-from skillnb.jupyter import widgets_render as render
+from skillnb.jupyter.views import render
 
 CONFIG: Any = {"configurable": {"thread_id": "views"}}
 QUESTION = {"question": "<script>send?</script>"}

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import skillnb
-from skillnb.jupyter.asof import as_of_html, as_of_text, saved_view, stamped
-from skillnb.jupyter.widgets import RunView, saved_views_message
+from skillnb.jupyter.views.asof import as_of_html, as_of_text, saved_view, stamped
+from skillnb.jupyter.views.widgets import RunView, saved_views_message
 
 PARIS = timezone(timedelta(hours=1), "CET")
 VIEW: dict[str, Any] = {
@@ -127,8 +127,8 @@ def test_a_run_view_and_its_fresh_saved_forms_carry_the_marker(run: Any) -> None
 def test_a_widgets_saved_form_is_marked_as_a_form_with_the_runs_version(run: Any) -> None:
     import ipywidgets
 
-    from skillnb.jupyter.asof import run_moment
-    from skillnb.jupyter.savedform import SavedForm
+    from skillnb.jupyter.views.asof import run_moment
+    from skillnb.jupyter.views.savedform import SavedForm
 
     run.formalize("deadline", "friday")
     sent: list[dict[str, Any]] = []

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from skillnb.cli.render import follow_up_lines, status_lines
-from skillnb.core.summary import render_summary
-from skillnb.core.viewtext import render_text
-from skillnb.jupyter import widgets_render as render
+from skillnb.core.views.summary import render_summary
+from skillnb.core.views.viewtext import render_text
+from skillnb.jupyter.views import render
 
 SCRIPT = "<script>alert('x')</script>"
 
@@ -100,7 +100,7 @@ def test_the_cli_shows_the_profile_and_lists_follow_ups_with_their_ids() -> None
 def test_the_panel_server_opens_a_run_under_the_profile_it_was_last_driven_in(
     tmp_path: Any,
 ) -> None:
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.workflow.model import Workflow
     from skillnb.run import open_run
     from skillnb.server.runs import RunAccess
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from shellkit import RaisingShell
 
-from skillnb.jupyter import cellexec
+from skillnb.jupyter.cells import execute as cellexec
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from shellkit import RaisingShell
 
-from skillnb.jupyter import cellexec
+from skillnb.jupyter.cells import execute as cellexec
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from shellkit import RaisingShell
 
-from skillnb.jupyter import celltransform
+from skillnb.jupyter.cells import transform as celltransform
 
 FORMALIZE = "%%formalize answer --force\n6 * 7"
 

@@ -14,8 +14,8 @@ from IPython.core.error import UsageError
 from shellkit import RaisingShell, cell
 
 from skillnb.cli.main import main
-from skillnb.core.claims import step_claim_key
-from skillnb.core.records import Claim, Owner
+from skillnb.core.runstate.claims import step_claim_key
+from skillnb.core.runstate.records import Claim, Owner
 from skillnb.errors import StepInProgress
 from skillnb.jupyter.extension import current_run
 from skillnb.run import open_run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from skillnb.jupyter.widgets import clock_time
+from skillnb.jupyter.views.widgets import clock_time
 
 NOW = datetime(2026, 12, 1, 18, 39, 36).astimezone()
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from shellkit import FakeChannel, RaisingShell, cell, saved_outputs
 
-from skillnb.core.contract import MirrorMessage, OutputBundle, OutputVolatile, SkillnbBundle
-from skillnb.core.contract_mirror import CellMirror, NotebookMirror
+from skillnb.core.contract.mirror import CellMirror, NotebookMirror
+from skillnb.core.contract.shapes import MirrorMessage, OutputBundle, OutputVolatile, SkillnbBundle
 from skillnb.jupyter.display import MIME
 from skillnb.jupyter.extension import current_session
 

@@ -3,7 +3,7 @@
 Only the outputs' metadata (run id, times, events, mirror) may differ: ``pytest --nbval`` on
 a user's notebook compares the data, so the data must hold nothing volatile. The one
 exception is a run view's "as of v38, 14:02" marker in its ``text/html``: a saved view must
-say which run and time it shows (``skillnb.jupyter.asof``); its run id and time are the only
+say which run and time it shows (``skillnb.jupyter.views.asof``); its run id and time are the only
 parts that differ, and only in that marker.
 """
 

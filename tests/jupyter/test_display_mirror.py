@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from shellkit import FakeChannel, RaisingShell, cell, last, last_volatile
 
-from skillnb.core.records import Event
+from skillnb.core.runstate.records import Event
 from skillnb.jupyter.display import MIME, Output, build_bundle, event_dump
 from skillnb.jupyter.extension import current_run, current_session
 from skillnb.jupyter.mirror import MIRROR_TARGET, MirrorChannel

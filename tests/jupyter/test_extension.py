@@ -197,7 +197,7 @@ def test_magic_errors_are_short_messages(ip: RaisingShell) -> None:
 
 
 def test_the_session_computes_the_sidecar_folder_like_the_store(ip: RaisingShell) -> None:
-    from skillnb.store.layout import sidecar_dir_for
+    from skillnb.store.sidecar.layout import sidecar_dir_for
 
     session = current_session(ip)
     assert session is not None
@@ -211,7 +211,8 @@ def test_loading_imports_no_run_store_or_widgets(tmp_path: Path) -> None:
         "import sys\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'skillnb')\n"
-        "heavy = ('skillnb.run', 'skillnb.store.sidecar', 'skillnb.core.records', 'pydantic',"
+        "heavy = ('skillnb.run', 'skillnb.store.sidecar.store', 'skillnb.core.runstate.records',"
+        " 'pydantic',"
         " 'ipywidgets', 'nbformat', 'tqdm')\n"
         "print('HEAVY:' + ','.join(sorted(m for m in heavy if m in sys.modules)))\n"
     )

@@ -25,7 +25,7 @@ def counted(ip: RaisingShell) -> RaisingShell:
 
 
 def test_fact_kinds_match_the_records() -> None:
-    from skillnb.core.records import FACT_KINDS as RECORD_KINDS
+    from skillnb.core.runstate.records import FACT_KINDS as RECORD_KINDS
 
     assert RECORD_KINDS == FACT_KINDS
 
@@ -237,11 +237,11 @@ def test_help_lists_the_options(ip: RaisingShell) -> None:
 
 
 def test_a_crash_mid_cell_is_uncertain_until_cleared(ip: RaisingShell) -> None:
-    from skillnb.core.records import EventDraft
+    from skillnb.core.runstate.records import EventDraft
 
     run = current_run(ip)
     at = run.journal.clock()
-    run.append_events([EventDraft(type="step.started", at=at, data={"key": "formalize:x"})])
+    run.journal.append_drafts([EventDraft(type="step.started", at=at, data={"key": "formalize:x"})])
     with pytest.raises(UncertainStep) as caught:
         cell(ip, "%%formalize x\n1\n")
     assert "%skillnb clear formalize:x" in caught.value._render_traceback_()[0]  # type: ignore[attr-defined]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from golden_view import load_fixture
 from skillnb.cli.render import status_lines
-from skillnb.core.marks import MARKS
-from skillnb.core.viewtext import render_text
-from skillnb.jupyter.widgets_render import render_html
+from skillnb.core.views.marks import MARKS
+from skillnb.core.views.viewtext import render_text
+from skillnb.jupyter.views.render import render_html
 
 MARKS_TS = Path(__file__).resolve().parents[2] / "labextension" / "src" / "marks.ts"
 MOVES = ["  ✗ publish → published: blocked", "  ✓ rework → draft: passing"]

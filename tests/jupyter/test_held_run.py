@@ -122,7 +122,7 @@ def test_new_run_starts_one_on_request_and_a_failed_resume_keeps_the_run_held(
 def test_a_failing_hook_gives_one_short_warning_not_a_callback_traceback(
     ip: RaisingShell, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from skillnb.jupyter.suggestions import CellSuggestions
+    from skillnb.jupyter.suggest.cells import CellSuggestions
 
     def broken(self: object, source: str, produced: object) -> list[object]:
         raise ValueError("boom")

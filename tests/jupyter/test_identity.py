@@ -10,8 +10,9 @@ import pytest
 from shellkit import RaisingShell, cell
 
 from skillnb.cli.main import main
-from skillnb.jupyter.identity import AmbiguousIdentity, NotebookCopied, follow, notebook_run_id
-from skillnb.jupyter.notebook import apply_mirror, rebuild_run
+from skillnb.jupyter.banner import copied_output
+from skillnb.notebookfile.identity import AmbiguousIdentity, NotebookCopied, follow, notebook_run_id
+from skillnb.notebookfile.sync import apply_mirror, rebuild_run
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
 
@@ -79,7 +80,7 @@ def test_a_copy_is_refused_naming_fork_and_new_run(tmp_path: Path) -> None:
         "choose: go on with a copy of its run, `%skillnb fork-from tickets.ipynb` (as "
         "`skillnb fork tickets.ipynb copy.ipynb`), or start fresh, `%skillnb new-run`"
     )
-    output = caught.value.output()
+    output = copied_output(caught.value)
     assert output.badge == "⚠ SKILL.nb · copy.ipynb is a copy of tickets.ipynb"
     assert not any("%resume" in line for line in output.lines)
     assert files(sidecar_dir_for(tmp_path / "tickets.ipynb")) == before  # only read

@@ -12,7 +12,7 @@ import pytest
 
 import skillnb
 from skillnb.jupyter.live import Feeds, JournalStat, RunFeed
-from skillnb.jupyter.widgets import RunView, saved_views_message
+from skillnb.jupyter.views.widgets import RunView, saved_views_message
 from skillnb.run import Run
 
 WAIT_S = 15.0

@@ -160,7 +160,7 @@ def test_a_view_collected_unregisters_and_the_watcher_stops(kernel: Kernel, tmp_
         "import gc\n"
         "from skillnb.jupyter.extension import current_run\n"
         "from skillnb.jupyter.live import RunFeed\n"
-        "from skillnb.jupyter.widgets import RunView\n"
+        "from skillnb.jupyter.views.widgets import RunView\n"
         "_feed = RunFeed(current_run())\n"
         "_view = RunView(current_run(), feed=_feed)\n"
         "print(_feed.watching, len(_feed.views))\n"

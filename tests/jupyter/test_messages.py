@@ -56,7 +56,7 @@ def test_workflow_errors_count_the_cells_lines(ip: RaisingShell, source: str, li
 
 
 def test_a_tab_in_yaml_text_is_named_outside_notebooks_too() -> None:
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.workflow.model import Workflow
 
     with pytest.raises(WorkflowError, match="a tab character; YAML indents with spaces only"):
         Workflow.from_yaml("workflow:\n\tname: W\n")

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 import skillnb
-from skillnb.core.gates import GateSpec
-from skillnb.core.workflow import Workflow
+from skillnb.core.gates.evaluate import GateSpec
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import GateBlocked
-from skillnb.jupyter import mirror_parts
-from skillnb.jupyter.notebook_mirror import build_mirror
+from skillnb.notebookfile import mirror_parts
+from skillnb.notebookfile.mirror import build_mirror
+from skillnb.service.steps import formalize_step
 
 FLOW = Workflow.from_dict(
     {
@@ -35,7 +36,7 @@ def _rebuilt(run: Any) -> dict[str, Any]:
 
 def _blocked(run: Any, trigger: str, gate: GateSpec) -> None:
     with pytest.raises(GateBlocked):
-        run.run_gated(trigger, gates=[gate])
+        run.gates.run_gated(trigger, gates=[gate], subject=run)
 
 
 def test_each_step_of_a_run_gives_the_mirror_a_rebuild_gives(tmp_path: Path) -> None:
@@ -45,13 +46,13 @@ def test_each_step_of_a_run_gives_the_mirror_a_rebuild_gives(tmp_path: Path) -> 
         steps = [
             lambda: run.formalize("budget", 5000),
             lambda: run.formalize("team", ["a", "b"]),
-            lambda: run.formalize_step("budget", lambda: 6000, force=True),
-            lambda: run.run_gated(None, lambda: None, key="gate:plain"),
+            lambda: formalize_step(run.steps, "budget", lambda: 6000, force=True),
+            lambda: run.gates.run_gated(None, lambda: None, key="gate:plain", subject=run),
             lambda: run.fire("go"),
             lambda: _blocked(run, "back", approval),
             lambda: run.approve("sign"),
             lambda: run.formalize("budget", 7000),
-            lambda: run.run_gated("back", gates=[approval]),
+            lambda: run.gates.run_gated("back", gates=[approval], subject=run),
             lambda: run.milestone("half"),
             lambda: run.set_key_ids(ticket="T-1"),
         ]
@@ -68,7 +69,7 @@ def test_the_facts_are_shared_until_a_fact_changes(tmp_path: Path) -> None:
     with skillnb.open_run(state_dir=tmp_path / "s", memory=False) as run:
         run.formalize("x", 1)
         first = build_mirror(run, fresh=False)
-        run.run_gated(None, lambda: None, key="gate:one")
+        run.gates.run_gated(None, lambda: None, key="gate:one", subject=run)
         second = build_mirror(run, fresh=False)
         assert second["version"] > first["version"]
         assert second["facts"] is first["facts"]  # no fact changed: not rebuilt

@@ -11,8 +11,8 @@ import pytest
 
 from skillnb.core.source import source_hash
 from skillnb.errors import SkillnbError
-from skillnb.jupyter.notebook import MirrorWarning, read_mirror, write_mirror
-from skillnb.jupyter.notebook_mirror import build_cell_mirror, cell_magic, check_mirror
+from skillnb.notebookfile.mirror import build_cell_mirror, cell_magic, check_mirror
+from skillnb.notebookfile.sync import MirrorWarning, read_mirror, write_mirror
 from skillnb.run import Run, open_run
 
 GOOD_MIRROR: dict[str, Any] = {
@@ -193,7 +193,7 @@ WORKFLOW = (Path(__file__).parents[1] / "fixtures" / "workflows" / "publish_flow
 
 @pytest.fixture
 def run(tmp_path: Path) -> Run:
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.workflow.model import Workflow
 
     return open_run(
         state_dir=tmp_path / "state", workflow=Workflow.from_yaml(WORKFLOW), memory=False
@@ -205,8 +205,10 @@ def _prepared(run: Run) -> None:
     run.formalize(
         "budget", 1200, kind="decision", cell_id="c-budget", source_hash=source_hash(body)
     )
-    run.run_gated("submit", key="gate:submit", cell_id="c-submit", source_hash="sha256:0")
-    run.run_gated("publish", key="gate:publish", on_block="skip")
+    run.gates.run_gated(
+        "submit", key="gate:submit", cell_id="c-submit", source_hash="sha256:0", subject=run
+    )
+    run.gates.run_gated("publish", key="gate:publish", on_block="skip", subject=run)
 
 
 def test_write_mirror_marks_step_cells_and_keeps_the_rest(tmp_path: Path, run: Run) -> None:
@@ -274,7 +276,7 @@ def test_cell_mirror_by_id_beats_the_magic_line(run: Run) -> None:
 
 
 def test_blocked_gate_cell_without_a_step_is_blocked(run: Run) -> None:
-    run.run_gated("submit", key="gate:submit", on_block="skip")  # no budget yet
+    run.gates.run_gated("submit", key="gate:submit", on_block="skip", subject=run)  # no budget yet
     mirror = build_cell_mirror(run.snapshot, {"id": "x", "source": "%%gate submit\npass"})
     assert mirror is not None
     assert (mirror["gate"], mirror["status"]) == ("submit", "blocked")

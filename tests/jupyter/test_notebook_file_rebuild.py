@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.records import Event
-from skillnb.core.workflow import Workflow
+from skillnb.core.runstate.records import Event
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import SkillnbError
-from skillnb.jupyter.notebook import BUNDLE_MIME, MirrorWarning, rebuild_run
-from skillnb.jupyter.notebook_mirror import build_mirror
+from skillnb.notebookfile.mirror import build_mirror
+from skillnb.notebookfile.sync import BUNDLE_MIME, MirrorWarning, rebuild_run
 from skillnb.run import Run, open_run, sidecar_exists
+from skillnb.service.steps import formalize_step
 from skillnb.store import sidecar_dir_for
 
 WORKFLOW_YAML = (
@@ -104,15 +105,15 @@ def write_notebook(path: Path, cells: list[dict[str, Any]], metadata: dict[str, 
 
 
 def _budget(run: Run) -> None:
-    run.formalize_step("budget", lambda: 1200, source_hash=BUDGET_HASH, kind="decision")
+    formalize_step(run.steps, "budget", lambda: 1200, source_hash=BUDGET_HASH, kind="decision")
 
 
 def _submit(run: Run) -> None:
-    run.run_gated("submit", key="gate:submit")
+    run.gates.run_gated("submit", key="gate:submit", subject=run)
 
 
 def _publish(run: Run) -> None:
-    run.run_gated("publish", key="gate:publish", on_block="skip")
+    run.gates.run_gated("publish", key="gate:publish", on_block="skip", subject=run)
 
 
 def _published_run(tmp_path: Path) -> Recorder:
@@ -165,7 +166,7 @@ def test_a_rebuilt_fact_is_restored_not_recomputed(tmp_path: Path) -> None:
         calls.append(1)
         return 9
 
-    outcome = rebuilt.formalize_step("budget", compute, source_hash=BUDGET_HASH)
+    outcome = formalize_step(rebuilt.steps, "budget", compute, source_hash=BUDGET_HASH)
     assert outcome.status == "restored"
     assert outcome.fact.value == 1200
     assert calls == []
@@ -228,7 +229,7 @@ def test_facts_only_in_the_mirror_are_preview_only(tmp_path: Path) -> None:
         calls.append(1)
         return 1500
 
-    outcome = rebuilt.formalize_step("budget", compute, source_hash=BUDGET_HASH)
+    outcome = formalize_step(rebuilt.steps, "budget", compute, source_hash=BUDGET_HASH)
     assert outcome.status == "computed"  # a preview is never restored into Python
     assert calls == [1]
 

@@ -7,11 +7,11 @@ from typing import Any
 import ipywidgets
 import pytest
 
-from skillnb.core.suggest import Suggestion
+from skillnb.core.suggest.rank import Suggestion
 from skillnb.jupyter.mirror import VIEW_MIME
-from skillnb.jupyter.progress import bar_text, progress_factory
-from skillnb.jupyter.savedform import SavedForm
-from skillnb.jupyter.suggest_buttons import keep_buttons
+from skillnb.jupyter.suggest.buttons import keep_buttons
+from skillnb.jupyter.views.progress import bar_text, progress_factory
+from skillnb.jupyter.views.savedform import SavedForm
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

@@ -13,7 +13,7 @@ from traitlets.config import Config
 from skillnb.errors import GateBlocked
 from skillnb.jupyter.extension import current_session
 from skillnb.jupyter.session import NotebookSession
-from skillnb.jupyter.widgets import RunView
+from skillnb.jupyter.views.widgets import RunView
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

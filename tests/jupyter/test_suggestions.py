@@ -180,7 +180,7 @@ def test_recall_lists_earlier_runs(ip: RaisingShell, tmp_path: Path) -> None:
     ],
 )
 def test_a_trailing_comment_is_dropped_from_a_line_magic(line: str, kept: str) -> None:
-    from skillnb.jupyter.suggest_magics import without_comment
+    from skillnb.jupyter.suggest.magics import without_comment
 
     assert without_comment(line) == kept
 
@@ -192,7 +192,7 @@ def test_formalize_name_ignores_a_trailing_comment(ip: RaisingShell) -> None:
 
 
 def test_a_keep_button_keeps_the_name_once(ip: RaisingShell) -> None:
-    from skillnb.jupyter.suggest_buttons import keep_buttons
+    from skillnb.jupyter.suggest.buttons import keep_buttons
 
     cell(ip, "segment = 'mid-size retailers'  # decided with the client", cell_id="c1")
     watcher = current_suggestions(ip)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import GateBlocked, StoreCorrupted
-from skillnb.jupyter.widgets import (
+from skillnb.jupyter.views.widgets import (
     PRESSED_CLASS,
     TOGGLE_CLASS,
     VIEW_MIME,
@@ -91,7 +91,7 @@ def make_view(views: list[RunView]) -> Callable[..., RunView]:
 def block_on_approval(run: Run) -> None:
     run.formalize("budget", 1200, kind="decision")
     with pytest.raises(GateBlocked):
-        run.run_gated("submit", body=lambda: None, key="gate:submit")
+        run.gates.run_gated("submit", body=lambda: None, key="gate:submit", subject=run)
 
 
 def test_view_shows_state_blocked_move_and_pending_request(
@@ -131,7 +131,7 @@ def test_approve_button_records_the_approval_and_refreshes(
     assert "(looks fine)" in settled.value
     assert "boss: approved by tester" in view.message.value
 
-    outcome = run.run_gated("submit", body=lambda: "sent", key="gate:submit")
+    outcome = run.gates.run_gated("submit", body=lambda: "sent", key="gate:submit", subject=run)
     assert outcome.status == "ran"
     assert run.state == "review"
     assert "review" in view.header.value  # live: no explicit refresh
@@ -148,7 +148,7 @@ def test_reject_button_records_a_rejection_with_the_configured_user(
     assert "rejected by alice" in view.message.value
     assert "skillnb-message-info" in view.message.value  # recorded, but not shown as a success
     with pytest.raises(GateBlocked, match="rejected by alice"):
-        run.run_gated("submit", body=lambda: None, key="gate:submit")
+        run.gates.run_gated("submit", body=lambda: None, key="gate:submit", subject=run)
 
 
 def test_a_stale_button_gives_a_calm_info_line_and_the_outcome(

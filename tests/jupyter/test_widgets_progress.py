@@ -8,7 +8,7 @@ import pytest
 from tqdm.notebook import tqdm as notebook_tqdm
 from tqdm.std import tqdm as text_tqdm
 
-from skillnb.jupyter.progress import has_widget_frontend, install_progress, progress_factory
+from skillnb.jupyter.views.progress import has_widget_frontend, install_progress, progress_factory
 from skillnb.run import Run, open_run
 from skillnb.store import MemoryStore
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.viewtext import render_text
-from skillnb.jupyter import widgets_render as render
+from skillnb.core.views.viewtext import render_text
+from skillnb.jupyter.views import render
 
 SCRIPT = "<script>alert('x')</script>"
 

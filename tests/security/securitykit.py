@@ -8,7 +8,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from skillnb.core.records import Event
+from skillnb.core.runstate.records import Event
 
 BUNDLE_MIME = "application/vnd.skillnb.v1+json"
 

@@ -17,8 +17,8 @@ from securitykit import digest, reseal
 
 from skillnb.cli.main import main
 from skillnb.core.limits import InvalidName
-from skillnb.core.records import Event
-from skillnb.core.workflow import Workflow
+from skillnb.core.runstate.records import Event
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import StoreCorrupted
 from skillnb.memory.archive import read_record
 from skillnb.run import open_run

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from securitykit import bundle_output, shell_workflow, write_notebook
 
-from skillnb.core.registry import NEEDS_CALLABLE, Registry
-from skillnb.core.workflow import Workflow
+from skillnb.core.gates.registry import NEEDS_CALLABLE, Registry
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import WorkflowError
-from skillnb.jupyter.notebook_rebuild import rebuild_run
+from skillnb.notebookfile.rebuild import rebuild_run
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
 
@@ -71,7 +71,7 @@ def test_running_the_workflow_cell_again_restores_trust(tmp_path: Path) -> None:
     registry = Registry()
     registry.register_gate("skillnb_trust_probe", lambda facts: calls.append(facts) or True)
     run = open_run(tmp_path / "nb.ipynb", memory=False)
-    run.registry = registry
+    run.gates.registry = registry
     assert run.check("publish").passed  # a registered callable is the user's own code
     run.bind(Workflow.from_dict(shell_workflow("skillnb_trust_probe")))
     assert run.workflow is not None
@@ -95,7 +95,7 @@ def test_a_rebuilt_definition_never_imports(tmp_path: Path) -> None:
 
 
 def test_a_workflow_cell_read_from_a_notebook_is_display_only(tmp_path: Path) -> None:
-    from skillnb.jupyter.notebook_recover import workflow_cell
+    from skillnb.notebookfile.recover import workflow_cell
 
     source = "%%workflow\n" + Workflow.from_dict(shell_workflow()).to_yaml()
     nb = {"cells": [{"cell_type": "code", "source": source, "outputs": [], "metadata": {}}]}
@@ -122,8 +122,8 @@ def test_the_workflow_cell_of_a_notebook_jupyter_trusts_is_trusted(tmp_path: Pat
     import nbformat
     from nbformat.sign import NotebookNotary
 
-    from skillnb.jupyter.notebook_recover import workflow_cell
-    from skillnb.jupyter.notebook_trust import notebook_trusted
+    from skillnb.notebookfile.recover import workflow_cell
+    from skillnb.notebookfile.trust import notebook_trusted
 
     nb = nbformat.v4.new_notebook()
     source = "%%workflow\n" + Workflow.from_dict(shell_workflow()).to_yaml()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.expr import compile_check
-from skillnb.core.workflow import Workflow, validate
+from skillnb.core.expr.check import compile_check
+from skillnb.core.workflow.model import Workflow, validate
 from skillnb.errors import WorkflowError
 from skillnb.run import open_run
 
@@ -66,7 +66,7 @@ def test_a_costly_check_on_big_facts_fails_its_gate_within_a_second(
 
 
 def _evaluate(run: object, facts: dict[str, object]) -> str:
-    from skillnb.core.gates import GateContext, evaluate
+    from skillnb.core.gates.evaluate import GateContext, evaluate
 
     assert hasattr(run, "workflow")
     spec = run.workflow.gates["g"]

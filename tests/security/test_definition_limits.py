@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.definition import MAX_GATES, MAX_STATES
-from skillnb.core.expr_budget import TOTAL_SECONDS
-from skillnb.core.records import EventDraft
-from skillnb.core.workflow import Workflow
+from skillnb.core.expr.budget import TOTAL_SECONDS
+from skillnb.core.runstate.records import EventDraft
+from skillnb.core.workflow.definition import MAX_GATES, MAX_STATES
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import WorkflowError
 from skillnb.run import open_run
 from skillnb.store import SidecarStore

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.workflow import Workflow, validate
+from skillnb.core.workflow.model import Workflow, validate
 from skillnb.errors import SkillnbError, WorkflowError
-from skillnb.jupyter.widgets_render import render_html
+from skillnb.jupyter.views.render import render_html
 from skillnb.run import open_run
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"

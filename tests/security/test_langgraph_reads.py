@@ -25,7 +25,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, StateGraph
 
 from lgkit import Log, log_graph, open_folder
-from skillnb.core.records import EventDraft
+from skillnb.core.runstate.records import EventDraft
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.integrations.langgraph import SkillnbSaver
 from skillnb.run import Run

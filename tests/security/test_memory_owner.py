@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from skillnb.cli.main import main
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import GateBlocked
 from skillnb.run import open_run
 from skillnb.skillmemory import SkillMemory

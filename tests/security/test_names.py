@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from skillnb.core.limits import MAX_KEY, InvalidName
-from skillnb.core.workflow import Workflow, validate
+from skillnb.core.workflow.model import Workflow, validate
 from skillnb.errors import SkillnbError, WorkflowError
-from skillnb.jupyter.notebook_mirror import build_mirror, check_mirror
+from skillnb.notebookfile.mirror import build_mirror, check_mirror
 from skillnb.run import open_run
 
 SPACED = """
@@ -101,12 +101,12 @@ def test_what_the_run_accepts_the_mirror_reads_back(tmp_path: Path) -> None:
 
 
 def test_an_oversized_approval_message_is_refused_before_it_is_recorded(tmp_path: Path) -> None:
-    from skillnb.core.gates import inline_gates
+    from skillnb.core.gates.evaluate import inline_gates
 
     run = open_run(state_dir=tmp_path / "s", memory=False)
     before = run.version
     gates = inline_gates(approval="a" * 20_000, name_prefix="ship")
     with pytest.raises(InvalidName, match="approval message"):
-        run.run_gated(None, gates=gates, key="ship")
+        run.gates.run_gated(None, gates=gates, key="ship", subject=run)
     assert run.pending() == []
     assert run.version == before

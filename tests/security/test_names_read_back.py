@@ -13,12 +13,13 @@ from securitykit import bundle_output, event_obj, fact_data, reseal, seal, write
 
 from skillnb.cli.main import main
 from skillnb.core.limits import InvalidName, name_problem
-from skillnb.core.records import Event, EventDraft
+from skillnb.core.runstate.records import Event, EventDraft
 from skillnb.errors import SkillnbError, StoreCorrupted
-from skillnb.jupyter.notebook_rebuild import rebuild_run
+from skillnb.notebookfile.rebuild import rebuild_run
 from skillnb.run import open_run
-from skillnb.store import SidecarStore, repair
-from skillnb.store.journal import EventRejected
+from skillnb.store import SidecarStore
+from skillnb.store.folders.repair import repair
+from skillnb.store.sidecar.journal import EventRejected
 
 RUN = "a1b2c3d4e5f6"
 HOSTILE_KEYS = {

@@ -15,7 +15,7 @@ from securitykit import write_notebook
 from skillnb.cli.main import main
 from skillnb.cli.output import printable
 from skillnb.core.shell import cli_command, magic_command
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 from skillnb.run import open_run
 
 TRAP = "ok; touch {sentinel}; #"
@@ -32,7 +32,7 @@ def _gated(nb: Path, gate: str) -> None:
     )
     write_notebook(nb, [])
     run = open_run(nb, workflow=workflow, memory=False)
-    run.run_gated("go", on_block="skip")  # records the approval request
+    run.gates.run_gated("go", on_block="skip", subject=run)  # records the approval request
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
@@ -142,7 +142,7 @@ def test_rebuilding_deeply_nested_json_is_one_line_and_exit_2(tmp_path: Path, de
 
 
 def test_a_deep_skillnb_output_is_ignored_not_fatal(tmp_path: Path) -> None:
-    from skillnb.jupyter.notebook_recover import recover
+    from skillnb.notebookfile.recover import recover
 
     deep: list[object] = []
     inner = deep

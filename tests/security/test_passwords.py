@@ -19,8 +19,8 @@ from skillnb.cli.main import main
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
 from skillnb.store.choose import open_store
-from skillnb.store.pg_url import password_of, redact, scrub
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.store import PostgresStore
+from skillnb.store.postgres.url import password_of, redact, scrub
 
 SECRETS = ["Se#cr3t-word", "Se?cr3t=word", "Se#c?r3t&x", "Se/cr3t#w"]  # unencoded, as typed
 

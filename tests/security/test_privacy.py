@@ -11,11 +11,11 @@ import nbformat
 import pytest
 
 from skillnb.cli.main import main
-from skillnb.core.records import Event
+from skillnb.core.runstate.records import Event
 from skillnb.jupyter.display import Output, build_bundle
 from skillnb.run import open_run
 from skillnb.store import sidecar_dir_for
-from skillnb.store.encoders import PREVIEW_CHARS
+from skillnb.store.codec.encoders import PREVIEW_CHARS
 
 SECRET = "tok_" + "s3cr3t" * 40  # longer than a preview: the preview cannot be the secret
 
@@ -81,7 +81,7 @@ def test_a_run_rebuilt_from_previews_knows_facts_by_preview_only(tmp_path: Path)
     from securitykit import write_notebook
 
     from skillnb.jupyter.display import preview_only
-    from skillnb.jupyter.notebook_rebuild import rebuild_run
+    from skillnb.notebookfile.rebuild import rebuild_run
 
     run = open_run(tmp_path / "nb.ipynb", memory=False)
     run.formalize("token", SECRET)

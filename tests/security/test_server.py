@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from securitykit import digest, shell_workflow, write_notebook
 
-from skillnb.core.records import EventDraft
-from skillnb.core.workflow import Workflow
+from skillnb.core.runstate.records import EventDraft
+from skillnb.core.workflow.model import Workflow
 from skillnb.run import open_run
 from skillnb.store import SidecarStore, sidecar_dir_for
 

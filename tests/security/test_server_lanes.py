@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillnb.core.expr_budget import TOTAL_SECONDS
-from skillnb.core.workflow import Workflow
+from skillnb.core.expr.budget import TOTAL_SECONDS
+from skillnb.core.workflow.model import Workflow
 from skillnb.run import open_run
 from skillnb.server.runs import RunAccess, RunRegistry
 

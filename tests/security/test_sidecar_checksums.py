@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 from securitykit import seal
 
-from skillnb.core.records import EventDraft, RunState
+from skillnb.core.runstate.records import EventDraft, RunState
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
-from skillnb.store import NewerFormatError, SidecarStore, repair
-from skillnb.store.compaction import StrayIntentWarning
-from skillnb.store.snapshot import encode_snapshot
+from skillnb.store import NewerFormatError, SidecarStore
+from skillnb.store.folders.repair import repair
+from skillnb.store.sidecar.compaction import StrayIntentWarning
+from skillnb.store.sidecar.snapshot import encode_snapshot
 
 GOLDEN_V1 = Path(__file__).parents[1] / "fixtures" / "sidecar_v1" / "analysis"
 

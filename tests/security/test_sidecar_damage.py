@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 import skillnb
-from skillnb.core.records import Event, EventDraft, RunState
+from skillnb.core.runstate.records import Event, EventDraft, RunState
 from skillnb.errors import SkillnbError, StoreCorrupted
-from skillnb.store import SidecarStore, repair
-from skillnb.store import journal as journal_module
-from skillnb.store.journal import EventRejected, encode_events
-from skillnb.store.repair import LOST_EVENT_TYPE
+from skillnb.store import SidecarStore
+from skillnb.store.folders.repair import LOST_EVENT_TYPE, repair
+from skillnb.store.sidecar import journal as journal_module
+from skillnb.store.sidecar.journal import EventRejected, encode_events
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 RUN = "run-damage"

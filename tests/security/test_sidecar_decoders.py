@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.records import EventDraft, RunState
+from skillnb.core.runstate.records import EventDraft, RunState
 from skillnb.core.safejson import JSONTooDeep, json_depth_exceeds, load_json
 from skillnb.errors import StoreCorrupted
 from skillnb.store import MemoryStore, SidecarStore
-from skillnb.store.codec import CodecError, decode
-from skillnb.store.compaction import StrayIntentWarning
-from skillnb.store.journal import MAX_DEPTH, EventRejected
+from skillnb.store.codec.values import CodecError, decode
+from skillnb.store.sidecar.compaction import StrayIntentWarning
+from skillnb.store.sidecar.journal import MAX_DEPTH, EventRejected
 
 np = pytest.importorskip("numpy")
 pd = pytest.importorskip("pandas")
@@ -72,7 +72,7 @@ def test_a_pandas_table_cannot_name_a_numpy_dtype_of_any_width() -> None:
 
 
 def test_honest_arrays_and_frames_still_round_trip() -> None:
-    from skillnb.store.codec import encode
+    from skillnb.store.codec.values import encode
 
     store = MemoryStore()
     values = [

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.records import EventDraft, RunState
+from skillnb.core.runstate.records import EventDraft, RunState
 from skillnb.store import SidecarStore
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

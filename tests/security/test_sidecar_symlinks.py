@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.records import EventDraft, RunState
+from skillnb.core.runstate.records import EventDraft, RunState
 from skillnb.errors import UnsafePath
-from skillnb.store import SidecarStore, repair, sidecar_dir_for
-from skillnb.store.aside import set_aside
+from skillnb.store import SidecarStore, sidecar_dir_for
+from skillnb.store.folders.aside import set_aside
+from skillnb.store.folders.repair import repair
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX symlinks")
 

@@ -14,7 +14,7 @@ from skillnb.store.durable import use_file_ops
 from skillnb.store.fileops import ofdlocks
 from skillnb.store.fileops.portable import PortableFileOps
 from skillnb.store.memory import MemoryData
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.store import PostgresStore
 
 
 @pytest.fixture

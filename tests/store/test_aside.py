@@ -8,7 +8,7 @@ import pytest
 
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
-from skillnb.store.aside import aside_folder, restore_aside, set_aside
+from skillnb.store.folders.aside import aside_folder, restore_aside, set_aside
 
 
 def test_set_aside_and_restore_keep_the_run(tmp_path: Path) -> None:

@@ -12,15 +12,16 @@ from typing import Any
 import pytest
 from sidecar_helpers import NOW, event_line, seal
 
-from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import PROMOTE_AFTER, gc_paused
-from skillnb.core.records import Event, EventDraft, Fact, RunState, Step
-from skillnb.core.state import MalformedEvent, apply_all
+from skillnb.core.runstate.eventrecords import EventRecords
+from skillnb.core.runstate.records import Event, EventDraft, Fact, RunState, Step
+from skillnb.core.runstate.state import MalformedEvent, apply_all
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
-from skillnb.store import SidecarStore, fastline
-from skillnb.store import journal as journal_module
-from skillnb.store.journal import Scan, encode_events, encode_header, scan
+from skillnb.store import SidecarStore
+from skillnb.store.sidecar import fastline
+from skillnb.store.sidecar import journal as journal_module
+from skillnb.store.sidecar.journal import Scan, encode_events, encode_header, scan
 
 PATH = Path("journal.jsonl")
 NOT_JSON = b'{"v":1,"seq":6,"type":"x","at":"2024-05-01T12:00:00Z","data":{'

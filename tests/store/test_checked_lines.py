@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.records import CheckedDraft, Event, EventDraft
+from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft
 from skillnb.run import open_run
-from skillnb.store import journal
-from skillnb.store.journal import EventRejected, encode_events
-from skillnb.store.sidecar import SidecarStore
+from skillnb.store.sidecar import journal
+from skillnb.store.sidecar.journal import EventRejected, encode_events
+from skillnb.store.sidecar.store import SidecarStore
 
 VALUES: list[Any] = [
     {"score": 1, "label": "item", "ok": True, "none": None},

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from sidecar_helpers import NOW, seal
 
-from skillnb.core.eventrecords import EventRecords
-from skillnb.core.records import Event, Fact, RunState
-from skillnb.core.state import apply_all
+from skillnb.core.runstate.eventrecords import EventRecords
+from skillnb.core.runstate.records import Event, Fact, RunState
+from skillnb.core.runstate.state import apply_all
 from skillnb.errors import StoreCorrupted
-from skillnb.store import bulklines, fastline
-from skillnb.store import journal as journal_module
-from skillnb.store.journal import Scan, encode_events, encode_header, scan
+from skillnb.store.sidecar import bulklines, fastline
+from skillnb.store.sidecar import journal as journal_module
+from skillnb.store.sidecar.journal import Scan, encode_events, encode_header, scan
 
 PATH = Path("journal.jsonl")
 

@@ -20,8 +20,10 @@ from pydantic import BaseModel
 
 from skillnb.errors import SkillnbError
 from skillnb.store import MemoryStore, SidecarStore
-from skillnb.store.arrays import array_encoders
-from skillnb.store.codec import (
+from skillnb.store.codec.arrays import array_encoders
+from skillnb.store.codec.encoders import std_encoders
+from skillnb.store.codec.typed import TypedEncoder
+from skillnb.store.codec.values import (
     Codec,
     CodecError,
     Encoder,
@@ -29,8 +31,6 @@ from skillnb.store.codec import (
     decode,
     encode,
 )
-from skillnb.store.encoders import std_encoders
-from skillnb.store.typed import TypedEncoder
 
 
 class Point(BaseModel):
@@ -281,7 +281,8 @@ def test_custom_encoders_take_precedence(store: MemoryStore) -> None:
 
 def test_numpy_and_pandas_are_not_imported_to_encode() -> None:
     script = (
-        "import sys; from skillnb.store import MemoryStore; from skillnb.store.codec import encode;"
+        "import sys; from skillnb.store import MemoryStore;"
+        "from skillnb.store.codec.values import encode;"
         "encode({'a': [1, 2]}, MemoryStore()); encode(b'x', MemoryStore());"
         "print('numpy' in sys.modules, 'pandas' in sys.modules)"
     )
@@ -349,7 +350,7 @@ def test_module_level_functions_use_one_default_codec(tmp_path: Path) -> None:
     script = (
         "from typing import Any\n"
         "from skillnb.store import MemoryStore\n"
-        "from skillnb.store import codec\n"
+        "from skillnb.store.codec import values as codec\n"
         "class Upper(codec.Encoder):\n"
         "    name = 'upper'\n"
         "    def accepts(self, value: object) -> bool: return isinstance(value, str)\n"

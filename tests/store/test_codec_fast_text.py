@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from skillnb.store import codec
-from skillnb.store.codec import Encoded
-from skillnb.store.encoders import UnrestorableValueWarning, dumps
-from skillnb.store.sidecar import SidecarStore
+from skillnb.store.codec import values as codec
+from skillnb.store.codec.encoders import UnrestorableValueWarning, dumps
+from skillnb.store.codec.values import Encoded
+from skillnb.store.sidecar.store import SidecarStore
 
 TEXTS = [
     "".join(chr(c) for c in range(start, min(start + 512, sys.maxunicode + 1)))

@@ -10,7 +10,7 @@ import pytest
 from backends import Backend
 from sidecar_helpers import NOW, draft, state_at
 
-from skillnb.core.records import EventDraft
+from skillnb.core.runstate.records import EventDraft
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store import Store
 

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from skillnb.core.records import Event, EventDraft, RunState
-from skillnb.core.state import apply_all
+from skillnb.core.runstate.records import Event, EventDraft, RunState
+from skillnb.core.runstate.state import apply_all
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
-from skillnb.store import SidecarStore, fastline
-from skillnb.store import journal as journal_module
-from skillnb.store.journal import encode_events, parse_line
+from skillnb.store import SidecarStore
+from skillnb.store.sidecar import fastline
+from skillnb.store.sidecar import journal as journal_module
+from skillnb.store.sidecar.journal import encode_events, parse_line
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -155,7 +156,7 @@ def test_replay_with_and_without_orjson_gives_the_same_state(
     # Without orjson installed at all: a fresh interpreter where importing it fails.
     script = (
         "import sys, json; sys.modules['orjson'] = None\n"
-        "from skillnb.store import fastline; assert not fastline.HAVE_ORJSON\n"
+        "from skillnb.store.sidecar import fastline; assert not fastline.HAVE_ORJSON\n"
         "from skillnb.run import open_run\n"
         f"run = open_run(state_dir={str(folder)!r}, memory=False)\n"
         "print(json.dumps(run.journal.state.model_dump(mode='json')))\n"

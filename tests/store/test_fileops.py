@@ -201,7 +201,7 @@ NO_FCNTL = """
 import sys
 sys.modules["fcntl"] = None  # as on Windows: importing it fails
 import skillnb, skillnb.run, skillnb.skillmemory, skillnb.cli.main, skillnb.jupyter.extension
-import skillnb.store.sidecar, skillnb.server
+import skillnb.store.sidecar.store, skillnb.server
 import threading
 from pathlib import Path
 from skillnb.store import durable

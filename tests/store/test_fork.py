@@ -10,7 +10,7 @@ import pytest
 
 from skillnb.errors import SkillnbError, UnsafePath
 from skillnb.run import open_run
-from skillnb.store.fork import fork_sidecar
+from skillnb.store.folders.fork import fork_sidecar
 
 
 def files(folder: Path) -> dict[str, bytes]:

@@ -10,8 +10,8 @@ import pytest
 
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
-from skillnb.store import repair
-from skillnb.store.layout import SidecarLayout
+from skillnb.store.folders.repair import repair
+from skillnb.store.sidecar.layout import SidecarLayout
 
 
 def _run_with_segments(folder: Path, rounds: int = 3) -> list[int]:

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 
 from skillnb.errors import StoreCorrupted
-from skillnb.store import pg_listing
-from skillnb.store.pg_rows import decode_event
+from skillnb.store.postgres import listing as pg_listing
+from skillnb.store.postgres.rows import decode_event
 
 AT = datetime(2026, 12, 1, 8, 0, tzinfo=UTC).isoformat()
 

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from skillnb import Workflow, open_run
-from skillnb.core.listing import Listed, run_row
-from skillnb.core.records import EventDraft
+from skillnb.core.runstate.records import EventDraft
+from skillnb.core.views.listing import Listed, run_row
 from skillnb.errors import GateBlocked, StoreCorrupted
-from skillnb.store import discover, quickread
-from skillnb.store.discover import read_state
-from skillnb.store.quickread import quick_read
-from skillnb.store.sidecar import SidecarStore, TornWriteWarning
+from skillnb.store.folders import discover
+from skillnb.store.folders.discover import read_state
+from skillnb.store.sidecar import quickread
+from skillnb.store.sidecar.quickread import quick_read
+from skillnb.store.sidecar.store import SidecarStore, TornWriteWarning
 
 WORKFLOW = {
     "name": "report",

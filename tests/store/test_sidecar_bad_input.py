@@ -12,9 +12,9 @@ from sidecar_helpers import draft, event_line, header_line, lines, seal, state_a
 
 from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store import NewerFormatError, SidecarStore
-from skillnb.store import journal as journal_module
-from skillnb.store.compaction import StrayIntentWarning
-from skillnb.store.sidecar import TornWriteWarning
+from skillnb.store.sidecar import journal as journal_module
+from skillnb.store.sidecar.compaction import StrayIntentWarning
+from skillnb.store.sidecar.store import TornWriteWarning
 
 
 def write_journal(folder: Path, *chunks: bytes) -> Path:

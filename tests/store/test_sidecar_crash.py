@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sidecar_helpers import draft, fork, state_at
 
-from skillnb.core.records import Event
+from skillnb.core.runstate.records import Event
 from skillnb.store import SidecarStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs fork and SIGKILL")

@@ -14,8 +14,8 @@ from sidecar_helpers import draft, event_line, lines, state_at
 
 from skillnb.errors import StoreCorrupted
 from skillnb.store import SidecarStore, sidecar_dir_for
-from skillnb.store.compaction import StrayIntentWarning
-from skillnb.store.sidecar import TornWriteWarning
+from skillnb.store.sidecar.compaction import StrayIntentWarning
+from skillnb.store.sidecar.store import TornWriteWarning
 
 
 class Crash(Exception):

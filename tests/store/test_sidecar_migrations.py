@@ -13,9 +13,9 @@ from sidecar_helpers import draft
 
 from skillnb.errors import StoreCorrupted
 from skillnb.store import NewerFormatError, SidecarStore
-from skillnb.store import journal as journal_module
-from skillnb.store.codec import decode
+from skillnb.store.codec.values import decode
 from skillnb.store.migrations import upgrade
+from skillnb.store.sidecar import journal as journal_module
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "sidecar_v1" / "analysis"
 GOLDEN_SEALED = Path(__file__).parent.parent / "fixtures" / "sidecar_v2" / "analysis"

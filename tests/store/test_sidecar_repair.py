@@ -1,4 +1,5 @@
-"""skillnb.store.repair keeps every valid event, keeps damaged files aside, never deletes."""
+"""skillnb.store.folders.repair keeps every valid event, keeps damaged files aside, never
+deletes."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 import pytest
 from sidecar_helpers import draft, event_line, lines, state_at
 
-from skillnb.store import NewerFormatError, SidecarStore, repair
-from skillnb.store.journal import encode_header
-from skillnb.store.repair import LOST_EVENT_TYPE
+from skillnb.store import NewerFormatError, SidecarStore
+from skillnb.store.folders.repair import LOST_EVENT_TYPE, repair
+from skillnb.store.sidecar.journal import encode_header
 
 WHEN = datetime(2024, 6, 1, 8, 0, tzinfo=UTC)
 

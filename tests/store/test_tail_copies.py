@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from skillnb.core.records import EventDraft
-from skillnb.store.sidecar import SidecarStore
+from skillnb.core.runstate.records import EventDraft
+from skillnb.store.sidecar.store import SidecarStore
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 

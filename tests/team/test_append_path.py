@@ -17,10 +17,10 @@ import pytest
 from pydantic import ValidationError
 
 from pg import PgServer, run_name
-from skillnb.core.records import CheckedDraft, Event, EventDraft, JsonValue
-from skillnb.store import pg_wire
-from skillnb.store.pg_session import Retry
-from skillnb.store.postgres import PostgresStore
+from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft, JsonValue
+from skillnb.store.postgres import wire as pg_wire
+from skillnb.store.postgres.session import Retry
+from skillnb.store.postgres.store import PostgresStore
 
 
 def _draft(kind: str) -> EventDraft:

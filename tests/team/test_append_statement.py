@@ -1,6 +1,6 @@
 """The team store's append statements on a real PostgreSQL: what they write and refuse.
 
-An append is one ``INSERT`` (``skillnb.store.pg_append``): one event after the run's first
+An append is one ``INSERT`` (``skillnb.store.postgres.append``): one event after the run's first
 sends its fields apart, anything else sends the lines as a JSON array. Both must keep each
 line's exact text, refuse a version that is not the head (behind it or ahead of it) without
 writing, and wait for a writer that holds the run's lock.
@@ -16,11 +16,11 @@ import psycopg
 import pytest
 
 from pg import PgServer, run_name
-from skillnb.core.records import Event, EventDraft, JsonValue
+from skillnb.core.runstate.records import Event, EventDraft, JsonValue
 from skillnb.errors import ConflictError
-from skillnb.store.journal import event_text
-from skillnb.store.pg_append import one_params, takes_one
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.append import one_params, takes_one
+from skillnb.store.postgres.store import PostgresStore
+from skillnb.store.sidecar.journal import event_text
 
 
 def _draft(kind: str = "note", **data: JsonValue) -> EventDraft:

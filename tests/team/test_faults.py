@@ -12,12 +12,12 @@ import psycopg
 import pytest
 
 from pg import PgServer, run_name, started_server
-from skillnb.core.records import EventDraft
+from skillnb.core.runstate.records import EventDraft
 from skillnb.errors import StoreUnavailable
 from skillnb.run import open_run
-from skillnb.store.pg_session import StoreReadOnly
-from skillnb.store.pg_url import redact, scrub
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.session import StoreReadOnly
+from skillnb.store.postgres.store import PostgresStore
+from skillnb.store.postgres.url import redact, scrub
 
 SECRET = "pa55-w0rd:with@odd/chars"  # noqa: S105  # a test password, checked never to be shown
 

@@ -19,9 +19,9 @@ import psycopg
 import pytest
 
 from pg import PgServer, run_name, started_server
-from skillnb.core.records import EventDraft
-from skillnb.store import pg_append
-from skillnb.store.postgres import PostgresStore
+from skillnb.core.runstate.records import EventDraft
+from skillnb.store.postgres import append as pg_append
+from skillnb.store.postgres.store import PostgresStore
 
 
 def _done(item: str) -> EventDraft:

@@ -21,9 +21,9 @@ from pg import PgServer, fresh_database
 from skillnb import Workflow, open_run
 from skillnb.cli.main import main
 from skillnb.errors import GateBlocked
-from skillnb.store.journal import event_text
-from skillnb.store.pg_listing import _EVENTS, _HEADS
-from skillnb.store.pg_schema import MIGRATIONS
+from skillnb.store.postgres.listing import _EVENTS, _HEADS
+from skillnb.store.postgres.schema import MIGRATIONS
+from skillnb.store.sidecar.journal import event_text
 
 WORKFLOW = {
     "name": "weekly",

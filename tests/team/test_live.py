@@ -9,9 +9,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pg import PgServer, run_name
-from skillnb.core.records import EventDraft
+from skillnb.core.runstate.records import EventDraft
 from skillnb.jupyter.follow import ChangeFollower, loop_scheduler
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.store import PostgresStore
 
 
 def _draft(kind: str = "note") -> EventDraft:
@@ -84,7 +84,7 @@ def test_a_follower_hands_changes_to_the_event_loop(pg_server: PgServer) -> None
 
 def test_views_of_a_team_run_share_one_feed_woken_by_notify(pg_server: PgServer) -> None:
     from skillnb.jupyter.live import RunFeed
-    from skillnb.jupyter.widgets import RunView
+    from skillnb.jupyter.views.widgets import RunView
     from skillnb.run import open_run
 
     name = run_name("feed")
@@ -116,7 +116,7 @@ def _listed(url: str, name: str) -> int:
     """How many sessions hold the run's listen key (shared), as appends see it."""
     import psycopg
 
-    from skillnb.store.pg_schema import LISTEN_CLASS
+    from skillnb.store.postgres.schema import LISTEN_CLASS
 
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(

@@ -20,8 +20,8 @@ import pytest
 from pg import PgServer, run_name
 from skillnb.errors import ConflictError
 from skillnb.run import Run, open_run
-from skillnb.store import pg_append
-from skillnb.store.pg_wire import Prepared
+from skillnb.store.postgres import append as pg_append
+from skillnb.store.postgres.wire import Prepared
 
 
 @contextmanager

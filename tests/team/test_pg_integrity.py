@@ -17,7 +17,7 @@ import pytest
 from pg import PgServer, fresh_database, run_name
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.store import PostgresStore
 
 
 def _written(url: str) -> str:

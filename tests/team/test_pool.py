@@ -11,8 +11,8 @@ import pytest
 from pg import PgServer, fresh_database, run_name
 from skillnb.run import open_run
 from skillnb.store.choose import open_store
-from skillnb.store.pg_pool import MAX_SIZE, close_pools
-from skillnb.store.pg_schema import LOCK_CLASS
+from skillnb.store.postgres.pool import MAX_SIZE, close_pools
+from skillnb.store.postgres.schema import LOCK_CLASS
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 
 from pg import PgServer, run_name
 from skillnb.run import open_run
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.slow
 
@@ -82,8 +82,8 @@ def test_a_writer_killed_mid_append_leaves_whole_appends_only(
         """
         import sys
         from datetime import UTC, datetime
-        from skillnb.core.records import EventDraft
-        from skillnb.store.postgres import PostgresStore
+        from skillnb.core.runstate.records import EventDraft
+        from skillnb.store.postgres.store import PostgresStore
 
         store = PostgresStore(sys.argv[1], sys.argv[2])
         head = store.head()

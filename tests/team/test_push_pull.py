@@ -10,12 +10,12 @@ import pytest
 
 from pg import PgServer, fresh_database, run_name
 from skillnb.cli.main import main
-from skillnb.core.workflow import Workflow
+from skillnb.core.workflow.model import Workflow
 from skillnb.run import Run, open_run
 from skillnb.store import SidecarStore, sidecar_dir_for
-from skillnb.store.journal import event_text
-from skillnb.store.pg_schema import SCHEMA_VERSION
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.schema import SCHEMA_VERSION
+from skillnb.store.postgres.store import PostgresStore
+from skillnb.store.sidecar.journal import event_text
 
 WORKFLOW = Workflow.from_yaml(
     Path(__file__).parents[1] / "fixtures" / "workflows" / "publish_flow.yaml"
@@ -36,7 +36,7 @@ def _busy_run(nb: Path) -> Run:
     for _ in run.items("docs", ["a.pdf", "b.pdf", "c.pdf"]):
         pass
     run.fire("submit")
-    run.run_gated("publish", on_block="skip")
+    run.gates.run_gated("publish", on_block="skip", subject=run)
     run.approve("publish_ok", by="editor", note="ok")
     return run
 
@@ -115,7 +115,7 @@ def test_commands_take_a_run_name_with_store(
     run = open_run(store=pg_server.url, name=name, workflow=WORKFLOW, memory=False)
     run.formalize("budget", 10)
     run.fire("submit")
-    run.run_gated("publish", on_block="skip")
+    run.gates.run_gated("publish", on_block="skip", subject=run)
     code, out, err = _cli(capsys, "status", name, "--store", pg_server.url)
     assert (code, err) == (0, "")
     assert f"run {run.id} · workflow Publish_Flow · state review" in out
@@ -172,7 +172,7 @@ def test_processes_meeting_an_empty_database_at_once_create_the_schema_once(
 
     url = fresh_database(pg_server)
     code = (
-        "import sys\nfrom skillnb.store.postgres import PostgresStore\n"
+        "import sys\nfrom skillnb.store.postgres.store import PostgresStore\n"
         "print(PostgresStore(sys.argv[1], 'x').head())"
     )
     procs = [

@@ -16,12 +16,12 @@ import pytest
 
 from pg import PgServer, fresh_database, run_name
 from skillnb.cli.main import main
-from skillnb.core.records import Event, EventDraft
+from skillnb.core.runstate.records import Event, EventDraft
 from skillnb.errors import ConflictError
 from skillnb.run import open_run
-from skillnb.store.journal import event_text
-from skillnb.store.pg_schema import MIGRATIONS, SCHEMA_VERSION
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
+from skillnb.store.postgres.store import PostgresStore
+from skillnb.store.sidecar.journal import event_text
 
 _V3_INSERT = (
     "INSERT INTO skillnb_events (run, seq, type, at, data, line) "

@@ -15,12 +15,12 @@ import pytest
 
 from pg import PgServer, fresh_database, run_name
 from skillnb.cli.main import main
-from skillnb.core.records import Event, EventDraft
+from skillnb.core.runstate.records import Event, EventDraft
 from skillnb.errors import ConflictError
 from skillnb.run import open_run
-from skillnb.store.journal import event_text
-from skillnb.store.pg_schema import MIGRATIONS, SCHEMA_VERSION
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
+from skillnb.store.postgres.store import PostgresStore
+from skillnb.store.sidecar.journal import event_text
 
 
 def _database_at(pg_server: PgServer, version: int) -> str:
@@ -180,7 +180,7 @@ def test_upgrading_a_written_version_2_database_keeps_its_runs_items_and_listeni
 
 
 def test_the_functions_spell_the_lock_key_and_channel_the_python_side_uses() -> None:
-    from skillnb.store.pg_schema import CHANNEL, LOCK_CLASS
+    from skillnb.store.postgres.schema import CHANNEL, LOCK_CLASS
 
     for version in (0, 1):
         assert f"pg_advisory_xact_lock({LOCK_CLASS}, hashtext(p_run))" in MIGRATIONS[version]

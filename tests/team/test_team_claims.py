@@ -21,8 +21,8 @@ import pytest
 
 import skillnb
 from pg import PgServer, run_name
-from skillnb.store.pg_items import ItemRows
-from skillnb.store.postgres import PostgresStore
+from skillnb.store.postgres.items import ItemRows
+from skillnb.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.slow
 

@@ -361,7 +361,7 @@ def review_notebook() -> Any:
             run.fire("publish")
         assert [a.gate for a in run.pending()] == ["sign_off"]
         if mirrored:  # the metadata mirror a kernel leaves: the notebook names its run
-            from skillnb.jupyter.notebook import apply_mirror
+            from skillnb.notebookfile.sync import apply_mirror
 
             saved = json.loads(path.read_text(encoding="utf-8"))
             apply_mirror(saved, run)

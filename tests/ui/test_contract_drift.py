@@ -1,5 +1,5 @@
 """The type drift check: the committed JSON Schema and TypeScript types are what the pydantic
-models of skillnb.core.contract generate today (``scripts/gen_types.py --check``).
+models of skillnb.core.contract.shapes generate today (``scripts/gen_types.py --check``).
 
 The schema half needs only Python; the TypeScript half needs node and
 ``labextension/node_modules`` (``jlpm install`` in ``labextension/``) and is skipped without.

@@ -46,8 +46,8 @@ def folder(lab_server: Any) -> Iterator[Path]:
 def save_run_view(notebook: Path) -> int:
     """Put a run view's output, as a kernel saves it, in the notebook's second cell."""
     import skillnb
-    from skillnb.jupyter.asof import saved_view
-    from skillnb.jupyter.widgets_render import diagram_html
+    from skillnb.jupyter.views.asof import saved_view
+    from skillnb.jupyter.views.render import diagram_html
 
     with skillnb.open_run(notebook, memory=False) as run:
         view = run.describe()

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 import pytest
 from labkit import write_code_notebook, write_named_users_config
 
-from skillnb.core.records import Approval, Event
+from skillnb.core.runstate.records import Approval, Event
 from skillnb.errors import ApprovalError
 from skillnb.server import _jupyter_server_extension_points
 from skillnb.server.paths import PathRefused, resolve_notebook

@@ -164,7 +164,7 @@ def test_panel_approval_reaches_the_kernel_view_and_saved_views_stay_readable(
     page.screenshot(path=str(ui_output / "live-1-approved-from-panel.png"))
 
     # The kernel sent the view's fresh fallback: saving keeps the run as it is now.
-    from skillnb.core.viewtext import render_text
+    from skillnb.core.views.viewtext import render_text
 
     now = render_text(skillnb.open_run(notebook, memory=False).describe())
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")

@@ -18,7 +18,7 @@ import pytest
 
 import skillnb
 from skillnb.store import sidecar_dir_for
-from skillnb.store.aside import set_aside
+from skillnb.store.folders.aside import set_aside
 
 pytestmark = pytest.mark.slow
 

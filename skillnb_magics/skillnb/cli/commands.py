@@ -24,7 +24,7 @@ from skillnb.cli.target import (
     store_url,
     target_folder,
 )
-from skillnb.core.state import describe_event
+from skillnb.core.runstate.describe import describe_event
 from skillnb.errors import SkillnbError
 
 __all__ = ["add_commands"]
@@ -37,7 +37,7 @@ def _json(data: Any) -> None:
 def _target_name(args: argparse.Namespace) -> str:
     url = store_url(args)
     if url is not None:
-        from skillnb.store.pg_url import redact
+        from skillnb.store.postgres.url import redact
 
         return f"{command_path(args.notebook.as_posix())} --store {command_path(redact(url))}"
     if args.notebook is not None:
@@ -115,7 +115,7 @@ def compact_command(args: argparse.Namespace) -> int:
 
 def repair_command(args: argparse.Namespace) -> int:
     """Repair a damaged sidecar, keeping every valid event and the damaged files aside."""
-    from skillnb.store import repair
+    from skillnb.store.folders.repair import repair
 
     report = repair(target_folder(args))
     for line in str(report).splitlines():
@@ -174,7 +174,7 @@ def _refuse_copy(notebook: Path) -> None:
         SkillnbError: ``notebook`` is a copy of a notebook that holds the run it names.
 
     """
-    from skillnb.jupyter.identity import copy_of
+    from skillnb.notebookfile.identity import copy_of
 
     copied = copy_of(notebook)
     if copied is None:
@@ -189,7 +189,7 @@ def _refuse_copy(notebook: Path) -> None:
 
 def rebuild_command(args: argparse.Namespace) -> int:
     """Rebuild the run from the notebook's saved outputs and metadata mirror."""
-    from skillnb.jupyter.notebook_rebuild import rebuild_run
+    from skillnb.notebookfile.rebuild import rebuild_run
 
     notebook: Path = args.notebook
     if not notebook.is_file():

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from skillnb.cli.output import emit, fail
-from skillnb.core.gates import DEFAULT_PROFILE, GateSpec
-from skillnb.core.graph import to_dot, to_mermaid
-from skillnb.core.workflow import Workflow, try_load
+from skillnb.core.gates.evaluate import DEFAULT_PROFILE, GateSpec
+from skillnb.core.workflow.graph import to_dot, to_mermaid
+from skillnb.core.workflow.model import Workflow, try_load
 from skillnb.errors import WorkflowError
 
 __all__ = [

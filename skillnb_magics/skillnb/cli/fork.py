@@ -1,10 +1,10 @@
 """``skillnb fork SRC.ipynb DST.ipynb``: give a copy of a notebook a copy of its run (edge).
 
 A duplicated notebook has no run of its own (its sidecar is named after it) and refuses to
-take, or redo, the original's until told which (see :mod:`skillnb.jupyter.identity`). When
+take, or redo, the original's until told which (see :mod:`skillnb.notebookfile.identity`). When
 the copy should go on from where the original stands, ``fork`` copies the original's sidecar
-folder beside the copy (:mod:`skillnb.store.fork`: under the original's lock, whole or not at
-all), and the notebook itself when ``DST`` does not exist yet. The copy keeps the run's
+folder beside the copy (:mod:`skillnb.store.folders.fork`: under the original's lock, whole or not
+at all), and the notebook itself when ``DST`` does not exist yet. The copy keeps the run's
 history and id; from then on the two runs go their own ways. Nothing is overwritten: a
 ``DST`` that already has a run is refused, and so is a sidecar holding a symbolic link
 (nothing is read through one).
@@ -25,8 +25,8 @@ __all__ = ["add_commands", "fork_command"]
 
 def fork_command(args: argparse.Namespace) -> int:
     """Copy the run (and the notebook, when ``DST`` is missing) from ``SRC`` to ``DST``."""
-    from skillnb.store.fork import fork_sidecar, holds_run
-    from skillnb.store.layout import sidecar_dir_for
+    from skillnb.store.folders.fork import fork_sidecar, holds_run
+    from skillnb.store.sidecar.layout import sidecar_dir_for
 
     source: Path = args.source
     target: Path = args.target

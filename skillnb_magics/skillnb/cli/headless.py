@@ -40,8 +40,8 @@ from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean, command_path
 from skillnb.core.shell import quoted
 from skillnb.errors import SkillnbError
-from skillnb.jupyter.identity import NEW_RUN_ENV, NotebookCopied
-from skillnb.jupyter.notebook_file import load_notebook
+from skillnb.notebookfile.identity import NEW_RUN_ENV, NotebookCopied
+from skillnb.notebookfile.ipynb import load_notebook
 from skillnb.service.wait import wait_seconds
 from skillnb.skillmemory import default_home
 
@@ -214,10 +214,10 @@ def team_run_name(notebook: Path) -> tuple[str, str] | None:
     """``(store URL, run name)`` of the kernel's run when ``SKILLNB_STORE`` is set, else ``None``.
 
     The kernel starts in the notebook's folder, so it names the run as
-    :func:`~skillnb.jupyter.teamstore.default_run_name` does from there (a notebook that
+    :func:`~skillnb.notebookfile.teamstore.default_run_name` does from there (a notebook that
     names its run itself, ``%skillnb use --name``, is not seen from outside).
     """
-    from skillnb.jupyter.teamstore import default_run_name
+    from skillnb.notebookfile.teamstore import default_run_name
     from skillnb.store.choose import store_from_env
 
     url = store_from_env(os.environ)
@@ -282,8 +282,8 @@ def _written(nb: Any, out: Path, run: Run | None) -> bool:
 def _write(nb: Any, out: Path, run: Run | None) -> None:
     import nbformat
 
-    from skillnb.jupyter.notebook import apply_mirror
-    from skillnb.jupyter.notebook_file import replace_file
+    from skillnb.notebookfile.ipynb import replace_file
+    from skillnb.notebookfile.sync import apply_mirror
 
     if run is not None:
         apply_mirror(nb, run)
@@ -386,7 +386,7 @@ def _identity(notebook: Path, *, new_run: bool) -> dict[str, str] | None:
     if new_run:
         return {NEW_RUN_ENV: "1"}
     if team_run_name(notebook) is None:
-        from skillnb.jupyter.identity import follow
+        from skillnb.notebookfile.identity import follow
 
         try:
             binding = follow(notebook)

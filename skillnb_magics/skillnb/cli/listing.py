@@ -6,8 +6,8 @@ one line each: name, workflow, state, version, last change, waiting approvals, b
 gates, batch progress. ``skillnb inbox`` lists the open approval requests and follow-ups of
 those runs, oldest first, each with the commands that answer it. A run that cannot be read is
 one ``?`` line with the reason; the listing goes on. With ``--json`` both print the models of
-:mod:`skillnb.core.contract_listing`. Reading creates and changes nothing: sidecars are read
-through :class:`~skillnb.server.readonly.ReadOnlyStore`, and a team store is never created or
+:mod:`skillnb.core.contract.listing`. Reading creates and changes nothing: sidecars are read
+through :class:`~skillnb.store.readonly.ReadOnlyStore`, and a team store is never created or
 migrated.
 
 Without ``FOLDER`` or ``--store``, the runs are those of ``$SKILLNB_STORE`` when it is set,
@@ -25,16 +25,16 @@ from typing import Any
 
 from skillnb.cli.output import emit
 from skillnb.cli.target import UsageError
-from skillnb.core.contract_listing import InboxItem, RunRow
-from skillnb.core.marks import mark
+from skillnb.core.contract.listing import InboxItem, RunRow
+from skillnb.core.views.marks import mark
 
 __all__ = ["add_commands", "inbox_lines", "row_line"]
 
 
 def _reads(args: argparse.Namespace, *, waiting: bool) -> Iterator[Any]:
-    from skillnb.server.readonly import ReadOnlyStore
     from skillnb.service.listing import read_folder, read_store
     from skillnb.store.choose import store_from_env
+    from skillnb.store.readonly import ReadOnlyStore
 
     folder: Path | None = args.folder
     url: str | None = args.store

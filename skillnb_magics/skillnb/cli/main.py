@@ -25,7 +25,7 @@ from skillnb.cli.output import emit, fail
 from skillnb.cli.target import UsageError, clean
 from skillnb.core.limits import InvalidName
 from skillnb.errors import SkillnbError, UnsafePath, WorkflowError
-from skillnb.jupyter.notebook_file import NotANotebook
+from skillnb.notebookfile.ipynb import NotANotebook
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "EXIT_WAITING", "build_parser", "main"]
 

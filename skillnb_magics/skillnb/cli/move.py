@@ -2,7 +2,7 @@
 
 The notebook's run lives in ``.skillnb/<stem>/`` beside it, so a plain ``mv`` leaves the run
 under the old name (the next run binds it again by the run id in the notebook's metadata, see
-:mod:`skillnb.jupyter.identity`). ``skillnb mv`` does it explicitly:
+:mod:`skillnb.notebookfile.identity`). ``skillnb mv`` does it explicitly:
 
 - ``OLD`` exists: the notebook moves to ``NEW`` (a folder keeps its file name), then its
   sidecar, and the runs set aside beside it (``<stem>~<run id>``), move to ``NEW``'s name;
@@ -58,8 +58,8 @@ def _aside(origin: Path) -> list[Path]:
 
 def move_command(args: argparse.Namespace) -> int:
     """Move notebook ``OLD`` (when it is there) and its run to ``NEW``."""
-    from skillnb.jupyter.identity import move_sidecar, sidecar_run_id
-    from skillnb.store.layout import sidecar_dir_for
+    from skillnb.notebookfile.identity import move_sidecar, sidecar_run_id
+    from skillnb.store.sidecar.layout import sidecar_dir_for
 
     old: Path = args.old
     new = _target(old, args.new)

@@ -2,7 +2,7 @@
 
 Pure functions of :meth:`skillnb.run.Run.describe`'s dictionary (and of events), so the
 output is the same whoever asks. ``skillnb status`` is the one renderer of the run view
-(:func:`skillnb.core.viewtext.render_text`, as in the notebook) with the terminal's commands;
+(:func:`skillnb.core.views.viewtext.render_text`, as in the notebook) with the terminal's commands;
 unlike notebook outputs it shows ids (approval requests, follow-ups, the run): the terminal
 user needs them for ``--request`` and ``resolve``. Every line goes through
 :func:`skillnb.cli.target.clean`, since facts can hold LLM output with terminal escapes.
@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillnb.cli.target import clean
-from skillnb.core import viewtext
 from skillnb.core.shell import quoted
-from skillnb.core.viewtext import Commands, render_text
+from skillnb.core.views import viewtext
+from skillnb.core.views.viewtext import Commands, render_text
 
 __all__ = [
     "clip",

@@ -157,7 +157,7 @@ def _recorded_elsewhere(notebook: Path) -> None:
         SkillnbError: it does (the message names the sidecar and ``skillnb mv``).
 
     """
-    from skillnb.jupyter.identity import owner_of, recorded_elsewhere
+    from skillnb.notebookfile.identity import owner_of, recorded_elsewhere
 
     holder = recorded_elsewhere(notebook)
     if holder is None:

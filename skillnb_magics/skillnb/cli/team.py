@@ -35,9 +35,9 @@ def _db_usage(_args: argparse.Namespace) -> int:
 
 def db_upgrade_command(args: argparse.Namespace) -> int:
     """Create or migrate the skillnb schema in the database at ``URL``."""
-    from skillnb.store.pg_schema import upgrade
-    from skillnb.store.pg_session import PgSession
-    from skillnb.store.pg_url import is_database_url, redact
+    from skillnb.store.postgres.schema import upgrade
+    from skillnb.store.postgres.session import PgSession
+    from skillnb.store.postgres.url import is_database_url, redact
 
     if not is_database_url(args.url):
         raise UsageError(f"{redact(args.url)!r} is not a postgresql:// URL")

@@ -443,7 +443,7 @@ def state_problem(state: Any) -> str | None:
     """Tell why a run state read back (a snapshot) holds a name :func:`check_event` refuses.
 
     Args:
-        state: a :class:`~skillnb.core.records.RunState`.
+        state: a :class:`~skillnb.core.runstate.records.RunState`.
 
     Returns:
         The problem in one line, or ``None``.

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 
 from skillnb.errors import SkillnbError
 from skillnb.jupyter.display import Output
-from skillnb.jupyter.identity import NEW_RUN_ENV, NotebookCopied
 from skillnb.jupyter.session import NoRunLocation
+from skillnb.notebookfile.identity import NEW_RUN_ENV, NotebookCopied
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from skillnb.jupyter.session import NotebookSession
 
-__all__ = ["startup_output"]
+__all__ = ["copied_output", "startup_output"]
 
 
 def startup_output(session: NotebookSession) -> Output | None:
@@ -35,7 +35,7 @@ def startup_output(session: NotebookSession) -> Output | None:
         # Not yet: `%skillnb use` may follow; the first magic that needs the run says so.
         return None
     except NotebookCopied as exc:  # a duplicate: neither this run nor the original's
-        return exc.output()
+        return copied_output(exc)
     except SkillnbError as exc:  # e.g. a run two notebooks may own: refused, said here
         return Output("status", "error", "⛔ SKILL.nb: cannot open the run", [str(exc)])
     try:
@@ -67,8 +67,8 @@ def _resume_banner(session: NotebookSession, quiet: bool) -> Output | None:
 
 
 def _saved_run_hint(session: NotebookSession, path: Path) -> Output | None:
-    from skillnb.jupyter.notebook_file import load_notebook
-    from skillnb.jupyter.notebook_rebuild import recover
+    from skillnb.notebookfile.ipynb import load_notebook
+    from skillnb.notebookfile.rebuild import recover
 
     try:
         with session.warnings_shown():
@@ -88,3 +88,16 @@ def _saved_run_hint(session: NotebookSession, path: Path) -> Output | None:
         "%resume rebuilds the run from this notebook's outputs",
     ]
     return Output("status", "warning", badge, lines)
+
+
+def copied_output(copied: NotebookCopied) -> Output:
+    """What a kernel shows for a copied notebook (the greeting, once): what it is, the ways on."""
+    ways = copied.ways_on()
+    lines = [
+        f"its saved outputs show {ways.original}'s run; this notebook has no run of its "
+        "own, and nothing is recorded until you choose:",
+        f"  {ways.fork_from}   go on with a copy of its run (or: {ways.fork})",
+        f"  {ways.new_run}   start fresh: a new run of its own",
+    ]
+    # no run id: a display's text is deterministic (nbval compares it)
+    return Output("identity", "warning", f"⚠ SKILL.nb · {copied.what(run=False)}", lines)

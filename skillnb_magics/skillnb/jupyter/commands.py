@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
-from skillnb.core.viewtext import render_text
+from skillnb.core.views.viewtext import render_text
 from skillnb.errors import SkillnbError
+from skillnb.jupyter import switching
 from skillnb.jupyter.display import Output, Status
-from skillnb.jupyter.outcomes import resumed
-from skillnb.jupyter.status import scrub
-from skillnb.jupyter.widgets_render import render_html
+from skillnb.jupyter.views.outcomes import resumed
+from skillnb.jupyter.views.render import render_html
+from skillnb.jupyter.views.status import scrub
 
 if TYPE_CHECKING:
     from skillnb.jupyter.session import NotebookSession
@@ -43,7 +44,7 @@ def _status(session: NotebookSession, _args: argparse.Namespace) -> Output | Non
 
 
 def _history(session: NotebookSession, args: argparse.Namespace) -> Output:
-    from skillnb.core.state import describe_event
+    from skillnb.core.runstate.describe import describe_event
 
     run = session.run
     events = run.history(args.n)
@@ -177,14 +178,14 @@ def _new_run(session: NotebookSession, _args: argparse.Namespace) -> Output:
         had = session.run_exists()
     except SkillnbError:  # e.g. a copy of another notebook's run: it has none of its own
         had = False
-    run = session.new_run()
+    run = switching.new_run(session)
     before = "the previous run was set aside; this one" if had else "a run of its own, here,"
     lines = [f"{before} is at version {run.version}"]
     return Output("new-run", "ok", "new run started", lines)
 
 
 def _fork_from(session: NotebookSession, args: argparse.Namespace) -> Output:
-    run, original = session.fork_from(args.notebook)
+    run, original = switching.fork_from(session, args.notebook)
     lines = [
         f"this notebook goes on from {original.name}'s run at version {run.version}; "
         "from here on the two runs go their own ways",
@@ -194,7 +195,7 @@ def _fork_from(session: NotebookSession, args: argparse.Namespace) -> Output:
 
 
 def _restore(session: NotebookSession, _args: argparse.Namespace) -> Output:
-    run, lost = session.restore_held()
+    run, lost = switching.restore_held(session)
     lines = [f"run {run.id} is back at version {run.version}, as this kernel held it"]
     if lost:
         lines.append(f"values kept by reference went with the folder: {', '.join(lost)}")
@@ -203,7 +204,7 @@ def _restore(session: NotebookSession, _args: argparse.Namespace) -> Output:
 
 
 def _clear(session: NotebookSession, args: argparse.Namespace) -> Output:
-    session.run.clear_step(args.step)
+    session.run.steps.clear(args.step)
     return Output("clear", "ok", f"cleared {args.step}", ["the step may run again"], key=args.step)
 
 

@@ -11,12 +11,12 @@ execution of the notebook, so ``pytest --nbval`` compares it without spurious di
 * ``metadata["application/vnd.skillnb.v1+json"]``: ``{"v": 1, "run_id", "at", "events",
   "mirror": {"notebook", "cell"} | None}``. ``events`` holds the dumps of the events committed
   since the previous output, so a saved notebook carries enough to rebuild its run
-  (:mod:`skillnb.jupyter.notebook_rebuild`); ``mirror`` is the notebook and cell metadata
+  (:mod:`skillnb.notebookfile.rebuild`); ``mirror`` is the notebook and cell metadata
   mirror, which the JupyterLab extension writes into the open notebook; ``at`` is when the
   output was shown.
 
 Notebooks saved before this split carry ``event``, ``events`` and ``mirror`` in the data;
-:mod:`skillnb.jupyter.notebook_recover` still reads them there.
+:mod:`skillnb.notebookfile.recover` still reads them there.
 
 Privacy: a notebook is shared far more often than its sidecar (0600), so the events in an
 output's metadata carry each fact's *preview* in place of its value (``encoding: "repr"``,
@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from skillnb.core.records import Event
+    from skillnb.core.runstate.records import Event
 
 __all__ = ["MIME", "Output", "Status", "build_bundle", "event_dump", "html_block", "preview_only"]
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import SkillnbError
-from skillnb.jupyter import celltransform
 from skillnb.jupyter.banner import startup_output
+from skillnb.jupyter.cells import transform as celltransform
 from skillnb.jupyter.config import SkillNB
 from skillnb.jupyter.magics import SkillnbMagics
 from skillnb.jupyter.session import NotebookSession
-from skillnb.jupyter.suggest_magics import SuggestMagics
-from skillnb.jupyter.suggestions import CellSuggestions, current_suggestions
+from skillnb.jupyter.suggest.cells import CellSuggestions, current_suggestions
+from skillnb.jupyter.suggest.magics import SuggestMagics
 
 if TYPE_CHECKING:
     from skillnb.run import Run

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from skillnb.errors import GateBlocked, SkillnbError, WaitingForApproval
-from skillnb.jupyter.blocked import one_line
+from skillnb.jupyter.views.blocked import one_line
 
 __all__ = ["BodySyntaxError", "explain", "not_parsed", "shorten", "travelling"]
 

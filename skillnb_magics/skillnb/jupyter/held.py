@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from skillnb.errors import SkillnbError
 
 if TYPE_CHECKING:
-    from skillnb.core.records import Event, RunState
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.runstate.records import Event, RunState
+    from skillnb.core.workflow.model import Workflow
     from skillnb.jupyter.display import Output
 
 __all__ = ["HeldRun", "RunHeld"]

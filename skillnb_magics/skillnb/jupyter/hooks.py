@@ -8,7 +8,7 @@ that itself ran fine. Every handler SKILL.nb registers is wrapped in :func:`neve
   session, which holds the run and says once, in the cell, how to go on;
 - a run already held that way (:class:`~skillnb.jupyter.held.RunHeld`) was said: nothing more;
 - a notebook whose run is not settled (a copy of another notebook's, or claimed twice:
-  :class:`~skillnb.jupyter.identity.AmbiguousIdentity`) was said when the extension loaded,
+  :class:`~skillnb.notebookfile.identity.AmbiguousIdentity`) was said when the extension loaded,
   and every magic says it again: a handler has nothing to add;
 - anything else becomes one short warning in the cell (once per handler and kind of error),
   saying that the cell itself ran.
@@ -65,7 +65,7 @@ def _warn(owner: Any, hook: str, exc: BaseException) -> None:
 def never_raises(handler: _H) -> _H:
     """Wrap an event handler method so that it never raises (see the module docs)."""
     from skillnb.jupyter.held import RunHeld
-    from skillnb.jupyter.identity import AmbiguousIdentity
+    from skillnb.notebookfile.identity import AmbiguousIdentity
 
     hook = handler.__qualname__
 

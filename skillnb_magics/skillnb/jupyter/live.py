@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import math
 import time
 import weakref
@@ -31,7 +32,7 @@ from skillnb.jupyter.follow import ChangeFollower, Watchable, loop_scheduler
 from skillnb.jupyter.hooks import never_raises
 
 if TYPE_CHECKING:
-    from skillnb.core.records import Event
+    from skillnb.core.runstate.records import Event
     from skillnb.run import Run
 
 __all__ = ["Feeds", "JournalStat", "LiveView", "RunFeed", "change_source"]
@@ -165,7 +166,7 @@ class RunFeed:
         self.closed = False
         self.publishes = 0
         """How many times the run was described for the views (for tests and diagnostics)."""
-        self._unsubscribe = run.subscribe(self._committed)
+        self._unsubscribe = run.journal.subscribe(functools.partial(self._committed, run))
         self._shell = shell
         if shell is not None:
             shell.events.register("pre_execute", self._cell_begins)

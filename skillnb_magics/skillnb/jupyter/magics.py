@@ -11,31 +11,36 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any
 
-from IPython.core import magic as _magic
-from IPython.core import magic_arguments as _arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from IPython.utils.text import DollarFormatter
 
-from skillnb.core.summary import facts_needed
+from skillnb.core.views.summary import facts_needed
 from skillnb.errors import GateBlocked, RunReplaced, SkillnbError, WaitingForApproval
-from skillnb.jupyter import cellexec, commands, outcomes
+from skillnb.jupyter import commands, switching
+from skillnb.jupyter.cells import execute as cellexec
 from skillnb.jupyter.failure import explain, not_parsed, shorten, travelling
+from skillnb.jupyter.magicargs import (
+    FACT_KINDS,
+    argument,
+    cell_magic,
+    line_cell_magic,
+    line_magic,
+    magic_arguments,
+    no_var_expand,
+    parse_argstring,
+)
 from skillnb.jupyter.mirror import cell_text
 from skillnb.jupyter.session import NotebookSession
+from skillnb.jupyter.views import outcomes
 from skillnb.service.wait import wait_from_env, wait_seconds
 
 __all__ = ["FACT_KINDS", "SkillnbMagics", "formalize_source_hash"]
-
-FACT_KINDS = ("decision", "data", "constraint", "summary", "note")
-"""The fact kinds (the same as :data:`skillnb.core.records.FACT_KINDS`, kept here so loading
-the extension does not import the records)."""
-
 
 _WAIT_HELP = (
     "while another process runs this step, wait up to SECONDS for it "
@@ -49,42 +54,6 @@ _NO_EXPRESSION = (
 
 _DOLLARS = DollarFormatter()
 """Expands ``$name`` and ``{expression}`` in a magic's line, as IPython does."""
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-class _Decorator(Protocol):
-    def __call__(self, fn: _F, /) -> _F: ...
-
-
-# IPython's magic_arguments is not annotated; these typed views keep mypy strict here.
-def magic_arguments() -> _Decorator:
-    """Mark a magic whose arguments are declared with :func:`argument` (IPython's own)."""
-    return _arguments.magic_arguments()  # type: ignore[no-untyped-call]
-
-
-def argument(*args: Any, **kwargs: Any) -> _Decorator:
-    """Declare one argument of a magic (IPython's ``magic_arguments.argument``)."""
-    return _arguments.argument(*args, **kwargs)  # type: ignore[no-untyped-call]
-
-
-# IPython annotates its markers as returning "the function or a decorator"; used bare, as
-# here, they return the function.
-cell_magic = cast("_Decorator", _magic.cell_magic)
-no_var_expand = cast("_Decorator", _magic.no_var_expand)
-line_magic = cast("_Decorator", _magic.line_magic)
-line_cell_magic = cast("_Decorator", _magic.line_cell_magic)
-
-
-def parse_argstring(magic: Callable[..., Any], line: str) -> argparse.Namespace:
-    """Parse ``line`` for ``magic`` as shell words (quotes removed, as in a terminal).
-
-    Raises:
-        UsageError: an unknown option, a bad value or unbalanced quotes (shown short).
-
-    """
-    parser = magic.parser  # type: ignore[attr-defined]  # set by @magic_arguments
-    return commands.parse_with(parser, line)
 
 
 @functools.lru_cache(maxsize=256)  # pure: a cell run again is not hashed again
@@ -197,12 +166,12 @@ class SkillnbMagics(Magics):
         if (cell is None) == (args.file is None):
             raise UsageError("use %workflow FILE, or %%workflow with the YAML as the cell body")
         with self._reporting("workflow"):
-            from skillnb.core.workflow import Workflow
+            from skillnb.core.workflow.model import Workflow
 
             definition = Workflow.from_yaml(Path(args.file)) if cell is None else _cell_yaml(cell)
             view = self.session.bind(definition).describe()
         if view.get("mermaid"):
-            from skillnb.jupyter.widgets_render import diagram_html
+            from skillnb.jupyter.views.render import diagram_html
 
             # The run widget draws the same SVG; text/plain keeps the Mermaid source.
             self.session.shell.display_pub.publish(
@@ -246,7 +215,10 @@ class SkillnbMagics(Magics):
         with self._reporting(f"formalize {args.key}"), self.session.capture_warnings() as notes:
             run = self.session.run
             inputs = self._inputs(body, args.key, run)
-            outcome = run.formalize_step(
+            from skillnb.service.steps import formalize_step  # the records: not at %load_ext
+
+            outcome = formalize_step(
+                run.steps,
                 args.key,
                 lambda: self._execute(body, capture, args.var),
                 source_hash=inputs.identity(formalize_source_hash(line, cell)),
@@ -273,7 +245,7 @@ class SkillnbMagics(Magics):
 
     def _inputs(self, body: cellexec.Body, key: str, run: Any) -> Any:
         """The inputs of a formalized cell: parameters and other facts it reads."""
-        from skillnb.jupyter.inputs import cell_inputs
+        from skillnb.jupyter.cells.inputs import cell_inputs
 
         facts = run.journal.refresh().facts  # the keys only: no value is decoded
         others = _Others(facts.keys(), key)
@@ -286,7 +258,7 @@ class SkillnbMagics(Magics):
             raise UsageError("%%formalize --auto takes no key: it keeps what the cell produced")
         if not args.auto:
             raise UsageError("the following arguments are required: key (or use --auto)")
-        from skillnb.jupyter.suggestions import current_suggestions, formalize_auto
+        from skillnb.jupyter.suggest.cells import current_suggestions, formalize_auto
 
         watcher = current_suggestions(self.session.shell)
         if watcher is None:
@@ -323,7 +295,7 @@ class SkillnbMagics(Magics):
         line = self._expanded(line)
         args = parse_argstring(self.gate, line)
         source = cell_text("gate", line, cell)
-        from skillnb.core.gates import inline_gates
+        from skillnb.core.gates.evaluate import inline_gates
 
         digest = _source_hash(source)
         name = args.trigger or args.name
@@ -336,9 +308,11 @@ class SkillnbMagics(Magics):
                 name_prefix=name or f"cell-{digest[7:15]}",
             )
             self._inline = {spec.name: spec for spec in specs}
-            outcome = self.session.run.run_gated(
+            run = self.session.run
+            outcome = run.gates.run_gated(
                 args.trigger,
                 lambda: self._execute(self._body(cell)),
+                subject=run,
                 gates=specs,
                 key=None if args.trigger else f"gate:{args.name or digest}",
                 source_hash=digest,
@@ -366,7 +340,7 @@ class SkillnbMagics(Magics):
         """
         args = parse_argstring(self.resume, line)
         with self._reporting("resume"):
-            run, rebuilt = self.session.resume(args.run)
+            run, rebuilt = switching.resume(self.session, args.run)
             restored = [] if args.no_restore else self.session.restore_facts(run)
             view = run.describe(facts_limit=facts_needed(4000))  # once, for both parts
             summary = run.summary(stable=True, view=view)
@@ -419,7 +393,7 @@ def _cell_yaml(cell: str) -> Any:
     The body starts on the cell's second line (the first is ``%%workflow``): one empty line in
     front makes every line and column of a message the one the user sees in the cell.
     """
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.workflow.model import Workflow
     from skillnb.errors import WorkflowError
 
     try:

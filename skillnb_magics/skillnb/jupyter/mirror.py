@@ -11,7 +11,7 @@ frontend opened a ``skillnb.mirror`` comm to the kernel itself (a handshake). He
 clients (nbclient, nbconvert, papermill, nbmake) would otherwise log "No handler found for
 comm target" for every cell that changed the run.
 
-The mirror's shapes are built by :mod:`skillnb.jupyter.notebook_mirror`, shared with the
+The mirror's shapes are built by :mod:`skillnb.notebookfile.mirror`, shared with the
 helpers that write it into notebook files.
 """
 
@@ -28,7 +28,7 @@ __all__ = ["MIRROR_TARGET", "VIEW_MIME", "VIEW_TARGET", "MirrorChannel", "cell_t
 MIRROR_TARGET = "skillnb.mirror"
 """The comm target name the JupyterLab extension registers."""
 VIEW_TARGET = "skillnb.view"
-"""The comm target of run views' fresh fallbacks (``skillnb.jupyter.widgets``)."""
+"""The comm target of run views' fresh fallbacks (``skillnb.jupyter.views.widgets``)."""
 VIEW_MIME = "application/vnd.skillnb.view+json"
 """The marker MIME type of an output with a saved form (its data: ``{"v": 1}``)."""
 
@@ -102,7 +102,7 @@ def mirrors(
 
     ``fresh=False``: of the state this process last saw (see ``build_mirror``).
     """
-    from skillnb.jupyter.notebook_mirror import build_cell_mirror, build_mirror
+    from skillnb.notebookfile.mirror import build_cell_mirror, build_mirror
 
     notebook = build_mirror(run, fresh=fresh)
     cell = None

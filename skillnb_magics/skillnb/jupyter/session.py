@@ -12,6 +12,7 @@ progress bars for its batch loops, and it keeps one live feed per run
 
 from __future__ import annotations
 
+import functools
 import keyword
 import os
 import warnings
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import RunReplaced, SkillnbError, SkillnbWarning
+from skillnb.jupyter.cells.inputs import Parameters
 from skillnb.jupyter.discovery import (
     NotebookLocation,
     find_notebook,
@@ -33,16 +35,15 @@ from skillnb.jupyter.discovery import (
 from skillnb.jupyter.display import Output, Status, build_bundle
 from skillnb.jupyter.held import HeldRun
 from skillnb.jupyter.hooks import never_raises
-from skillnb.jupyter.identity import NEW_RUN_ENV
-from skillnb.jupyter.inputs import Parameters
 from skillnb.jupyter.live import Feeds
 from skillnb.jupyter.mirror import VIEW_TARGET, MirrorChannel, mirrors
+from skillnb.notebookfile.identity import NEW_RUN_ENV
 
 if TYPE_CHECKING:
-    from skillnb.core.records import Event
-    from skillnb.core.workflow import Workflow
+    from skillnb.core.runstate.records import Event
+    from skillnb.core.workflow.model import Workflow
     from skillnb.jupyter.config import SkillNB
-    from skillnb.jupyter.widgets import RunView
+    from skillnb.jupyter.views.widgets import RunView
     from skillnb.run import Run
 
 __all__ = ["NoRunLocation", "NotebookSession", "is_variable_name"]
@@ -109,7 +110,8 @@ class NotebookSession:
             if found is not None:
                 self.location = NotebookLocation(found, "papermill")
         self._looked_for: str | None = None
-        self._followed: Path | None = None
+        self.followed: Path | None = None
+        """The notebook path whose identity was last followed (renames are looked at once)."""
         self._raw_cell: str | None = None
         self.parameters = Parameters()
         """The notebook's parameter names (inputs of formalized cells)."""
@@ -145,7 +147,7 @@ class NotebookSession:
             NoRunLocation: a store is set but nothing names the run.
 
         """
-        from skillnb.jupyter.teamstore import default_run_name, store_url
+        from skillnb.notebookfile.teamstore import default_run_name, store_url
 
         url = store_url(self.config.store, self.env)
         if url is None or self.config.state_dir:
@@ -180,20 +182,21 @@ class NotebookSession:
 
         Raises:
             AmbiguousIdentity: the run could belong to another notebook too, or the notebook
-                is a copy of one that holds it (:class:`~skillnb.jupyter.identity.NotebookCopied`):
+                is a copy of one that holds it
+                (:class:`~skillnb.notebookfile.identity.NotebookCopied`):
                 every use of the run refuses until that is settled, ``%skillnb fork-from`` or
                 ``%skillnb new-run`` is asked for.
 
         """
-        if self._followed == path:
+        if self.followed == path:
             return
         if self.env.get(NEW_RUN_ENV):  # `skillnb run --new-run`: the user's word, given
-            self._followed = path
+            self.followed = path
             return
-        from skillnb.jupyter.identity import follow
+        from skillnb.notebookfile.identity import follow
 
         binding = follow(path)
-        self._followed = path
+        self.followed = path
         if binding is not None:
             status: Status = "ok" if binding.kind == "moved" else "warning"
             self.show(Output("identity", status, f"SKILL.nb · {binding.line}"))
@@ -215,7 +218,7 @@ class NotebookSession:
         if not cell or cell == self._looked_for:
             return
         self._looked_for = cell
-        from skillnb.store.layout import sidecar_dir_for
+        from skillnb.store.sidecar.layout import sidecar_dir_for
 
         def has_run(path: Path) -> bool:
             return (sidecar_dir_for(path) / "journal.jsonl").exists()
@@ -232,7 +235,7 @@ class NotebookSession:
             return path
         if kind == "store":
             raise SkillnbError("this run lives in a team store, not in a folder")
-        from skillnb.store.layout import sidecar_dir_for  # cheap: the store package is lazy
+        from skillnb.store.sidecar.layout import sidecar_dir_for  # cheap: the store package is lazy
 
         return sidecar_dir_for(path)
 
@@ -240,7 +243,7 @@ class NotebookSession:
         """The tags of the running cell, as saved in the notebook file (empty if unknown)."""
         if self.location is None:
             return frozenset()
-        from skillnb.jupyter.notebook_file import cell_tags
+        from skillnb.notebookfile.ipynb import cell_tags
 
         return cell_tags(self.location.path, self.cell_id, self.cell_source)
 
@@ -318,6 +321,10 @@ class NotebookSession:
         """The run this kernel holds after its sidecar went away, until a way on is chosen."""
         return self._held
 
+    @held.setter
+    def held(self, held: HeldRun | None) -> None:
+        self._held = held
+
     def run_replaced(self, exc: RunReplaced) -> HeldRun:
         """Hold the run whose sidecar was deleted or replaced; say so once, in the cell.
 
@@ -327,7 +334,7 @@ class NotebookSession:
         """
         if self._held is not None:
             return self._held
-        from skillnb.core.records import RunState
+        from skillnb.core.runstate.records import RunState
 
         run = self._run
         state = run.journal.state.model_copy(deep=True) if run is not None else None
@@ -345,38 +352,6 @@ class NotebookSession:
         self.close_run()
         self.show(self._held.output())
         return self._held
-
-    def restore_held(self) -> tuple[Run, list[str]]:
-        """Write the held run back into its folder (setting aside a run standing there).
-
-        Returns:
-            The run, open again, and the facts whose values were kept by reference and went
-            with the folder.
-
-        Raises:
-            SkillnbError: no run is held, or it lived in a team store.
-
-        """
-        held = self._held
-        if held is None:
-            raise SkillnbError("nothing to restore: the run's sidecar is in place")
-        if held.folder is None:
-            raise SkillnbError("a run in a team store cannot be written back from a kernel")
-        from skillnb.jupyter.identity import sidecar_run_id
-        from skillnb.store.aside import set_aside
-        from skillnb.store.writeback import lost_values, write_back
-
-        standing = sidecar_run_id(held.folder)
-        if standing != held.run_id:
-            if standing is not None:
-                set_aside(held.folder, standing)
-            write_back(held.folder, held.state, held.events)
-        lost = lost_values(held.state, held.folder)
-        self._held = None
-        run = self.run
-        if held.workflow is not None:
-            run.bind(held.workflow)
-        return run, lost
 
     def existing_run(self) -> Run | None:
         """Return the run if one was recorded (opened on demand), else ``None``; never create.
@@ -410,11 +385,16 @@ class NotebookSession:
         self._attach(run)
         return run
 
+    def adopt(self, run: Run) -> None:
+        """Make ``run`` (opened elsewhere, e.g. rebuilt) the session's run, attached."""
+        self._attach(run)
+        self._run = run
+
     def _attach(self, run: Run) -> None:
         """Follow ``run``'s commits and give its batch loops progress bars."""
-        from skillnb.jupyter.progress import install_progress
+        from skillnb.jupyter.views.progress import install_progress
 
-        self._unsubscribe = run.subscribe(self._committed)
+        self._unsubscribe = run.journal.subscribe(functools.partial(self._committed, run))
         install_progress(run, shell=self.shell, channel=self.view_channel)
 
     def bind(self, workflow: Workflow) -> Run:
@@ -425,121 +405,6 @@ class NotebookSession:
         run = self.run
         run.bind(workflow)
         return run
-
-    def new_run(self) -> Run:
-        """Move the current run's folder aside (``<folder>~<run id>``) and start a fresh run.
-
-        Asked for by name, so a notebook whose identity is ambiguous (see
-        :mod:`skillnb.jupyter.identity`) starts its own run here too.
-        """
-        if self.location is not None:
-            self._followed = self.location.path
-        self._held = None  # the user's word: a new run
-        old = self.existing_run()
-        if old is not None:
-            self._move_aside(old.id)
-        run = self.run
-        run.journal.create()  # asked for by name: recorded now, not at its first write
-        return run
-
-    def fork_from(self, source: str) -> tuple[Run, Path]:
-        """Give this notebook a copy of the run of notebook ``source`` and open it.
-
-        ``source`` is read from this notebook's folder. The original is only read (see
-        :mod:`skillnb.store.fork`); the copy keeps the run's history and id.
-
-        Returns:
-            The run, now this notebook's own, and the original notebook's path.
-
-        Raises:
-            SkillnbError: this kernel works on no notebook (or on a state folder or a team
-                store), ``source`` is no notebook with a run, or this notebook has a run
-                already.
-
-        """
-        from skillnb.store.fork import fork_sidecar, holds_run
-        from skillnb.store.layout import sidecar_dir_for
-
-        if self.location is None or self.team() is not None or self.config.state_dir:
-            raise SkillnbError(
-                "fork-from gives a notebook's own sidecar a copy of a run: "
-                "this kernel works on no notebook's sidecar"
-            )
-        here = self.location.path
-        try:
-            original = resolve_use(source, here.parent)
-        except FileNotFoundError as exc:
-            raise SkillnbError(str(exc)) from None
-        if original is None:
-            raise SkillnbError(f"{source}: give the notebook (.ipynb) whose run to copy")
-        own = sidecar_dir_for(here)
-        if holds_run(own):
-            raise SkillnbError(
-                f"{here.name} has a run of its own already ({own}); nothing was copied "
-                "(`%skillnb new-run` sets it aside first)"
-            )
-        fork_sidecar(sidecar_dir_for(original), own)
-        self.close_run()
-        self._held = None  # the user's word: this run
-        self._followed = here
-        return self.run, original
-
-    def switch_to(self, run_id: str) -> Run:
-        """Make run ``run_id`` (current, or moved aside by ``new-run``) the current one.
-
-        Raises:
-            SkillnbError: no such run here.
-
-        """
-        current = self.existing_run()
-        if current is not None and current.id == run_id:
-            return current
-        from skillnb.store.aside import aside_folder, restore_aside
-
-        folder = self.folder()
-        if not aside_folder(folder, run_id).is_dir():
-            raise SkillnbError(
-                f"no run {run_id!r} here (looked for {aside_folder(folder, run_id).name})"
-            )
-        if current is not None:
-            self._move_aside(current.id)
-        restore_aside(folder, run_id)
-        return self.run
-
-    def resume(self, run_id: str | None = None) -> tuple[Run, bool]:
-        """Return the run to resume and whether it was rebuilt from the notebook's outputs.
-
-        Raises:
-            SkillnbError: no run here, and no saved notebook to rebuild one from.
-
-        """
-        held, self._held = self._held, None  # the user's word: what stands there, or rebuild
-        try:
-            return self._resume(run_id)
-        except SkillnbError:
-            self._held = held  # nothing to go on with: the kernel still holds its run
-            raise
-
-    def _resume(self, run_id: str | None) -> tuple[Run, bool]:
-        if run_id is not None:
-            return self.switch_to(run_id), False
-        run = self.existing_run()
-        if run is not None:
-            return run, False
-        notebook = self.location.path if self.location is not None else None
-        if notebook is None or not notebook.exists():
-            raise SkillnbError("no run is recorded here yet, and no saved notebook to rebuild from")
-        from skillnb.jupyter.notebook import rebuild_run
-
-        state_dir = self.folder() if self.config.state_dir else None
-        memory = None if self.config.memory else False
-        with self.warnings_shown():
-            run = rebuild_run(notebook, state_dir=state_dir, env=self.env, memory=memory)
-        if self.config.profile and run.workflow is not None:
-            run.profile = run.workflow.check_profile(self.config.profile)
-        self._attach(run)
-        self._run = run
-        return run, True
 
     @contextmanager
     def capture_warnings(self) -> Iterator[list[str]]:
@@ -566,14 +431,6 @@ class NotebookSession:
             yield
         if messages:
             self.show(Output("warning", "warning", "⚠ SKILL.nb warning", messages))
-
-    def _move_aside(self, run_id: str) -> None:
-        from skillnb.store.aside import set_aside
-
-        folder = self.folder()
-        self.close_run()
-        if self.run_exists():  # a run opened but never written holds no folder to move
-            set_aside(folder, run_id)
 
     def close_run(self) -> None:
         """Close the open run (the next use opens it again, from wherever settings point)."""
@@ -613,7 +470,7 @@ class NotebookSession:
 
     # -- cells -----------------------------------------------------------------------------
     def parameter_names(self) -> set[str]:
-        """The notebook's parameter names (see :class:`~skillnb.jupyter.inputs.Parameters`)."""
+        """The notebook's parameter names (a :class:`~skillnb.jupyter.cells.inputs.Parameters`)."""
         return self.parameters.names(self.location.path if self.location is not None else None)
 
     @never_raises
@@ -691,8 +548,8 @@ class NotebookSession:
         if not self.config.widgets:
             return False
         try:
-            from skillnb.jupyter.progress import has_widget_frontend
-            from skillnb.jupyter.widgets import show_run
+            from skillnb.jupyter.views.progress import has_widget_frontend
+            from skillnb.jupyter.views.widgets import show_run
         except ImportError:  # ipywidgets missing or the view not installed: text instead
             return False
         if not has_widget_frontend(self.shell):
@@ -702,7 +559,7 @@ class NotebookSession:
 
     def _send_saved_views(self, view: Mapping[str, Any], views: list[Any]) -> None:
         """Send the fresh fallbacks of ``views`` to the notebook (see ``saved_views_message``)."""
-        from skillnb.jupyter.widgets import saved_views_message
+        from skillnb.jupyter.views.widgets import saved_views_message
 
         message = saved_views_message(view, views)
         if message is not None:

@@ -1,7 +1,7 @@
 """Archiving a finished run into its skill's long-term memory, and recalling from it.
 
-Service layer: it works on a :class:`~skillnb.run.Run` through its public members and imports
-nothing from Jupyter. :func:`archive_run`:
+Service layer: it reads a run (:class:`~skillnb.run.Run`) through the members its protocol
+(:class:`_Archivable`) names, and imports neither the run nor Jupyter. :func:`archive_run`:
 
 1. refuses a run that is not finished (its state still has triggers) unless forced;
 2. writes the run's final facts, summary and key events to
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillnb.core.limits import check_run_id
 from skillnb.core.safejson import load_json
@@ -37,12 +37,40 @@ from skillnb.memory.run_items import recall_items
 from skillnb.store import durable
 
 if TYPE_CHECKING:
-    from skillnb.run import Run
+    from skillnb.core.runstate.records import Event, Fact
+    from skillnb.core.workflow.model import Workflow
+    from skillnb.store.protocol import Store
 
-__all__ = ["ArchiveReport", "archive_run", "default_query", "read_record", "recall_for"]
+__all__ = [
+    "ArchiveReport",
+    "archive_run",
+    "default_query",
+    "read_record",
+    "recall_for",
+]
 
 ARCHIVE_VERSION = 1
 _SUMMARY_CHARS = 6000
+
+
+class _Archivable(Protocol):
+    """What archiving and recall read of a run: the members of :class:`~skillnb.run.Run` used."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def state(self) -> str | None: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def workflow(self) -> Workflow | None: ...
+    @property
+    def facts(self) -> Mapping[str, Fact]: ...
+    @property
+    def store(self) -> Store: ...
+    def summary(self, max_chars: int = ...) -> str: ...
+    def milestone(self, name: str) -> Event: ...
+    def compact(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -63,7 +91,7 @@ class ArchiveReport:
     """Size of the run's folder before and after (0, 0 for a store without files)."""
 
 
-def _skill(run: Run) -> str:
+def _skill(run: _Archivable) -> str:
     if run.workflow is None:
         raise SkillnbError(
             f"run {run.id} has no workflow, so no skill to archive it under: bind one first"
@@ -71,14 +99,14 @@ def _skill(run: Run) -> str:
     return run.workflow.skill
 
 
-def _folder_bytes(run: Run) -> int:
+def _folder_bytes(run: _Archivable) -> int:
     path = getattr(run.store, "path", None)
     if not isinstance(path, Path) or not path.is_dir():
         return 0
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
-def _check_finished(run: Run, force: bool) -> None:
+def _check_finished(run: _Archivable, force: bool) -> None:
     workflow = run.workflow
     triggers = workflow.triggers_from(run.state) if workflow is not None else []
     if triggers and not force:
@@ -89,7 +117,7 @@ def _check_finished(run: Run, force: bool) -> None:
         )
 
 
-def _record(run: Run, summary: str, events: list[str], archived_at: str) -> dict[str, Any]:
+def _record(run: _Archivable, summary: str, events: list[str], archived_at: str) -> dict[str, Any]:
     facts = {}
     for key, fact in run.facts.items():
         value = fact.value if fact.restorable else fact.preview
@@ -161,7 +189,7 @@ def _record_path(folder: Path, run_id: str) -> Path:
 
 
 def archive_run(
-    run: Run,
+    run: _Archivable,
     *,
     force: bool = False,
     root: Path | None = None,
@@ -203,7 +231,7 @@ def archive_run(
     return ArchiveReport(run.id, skill, filed, path, index.path, (before, _folder_bytes(run)))
 
 
-def default_query(run: Run) -> str:
+def default_query(run: _Archivable) -> str:
     """What a run would ask its skill's memory: its state, workflow and decisions."""
     parts = [run.state or "", run.workflow.name if run.workflow is not None else ""]
     for key, fact in sorted(run.facts.items()):
@@ -214,7 +242,7 @@ def default_query(run: Run) -> str:
 
 
 def recall_for(
-    run: Run,
+    run: _Archivable,
     query: str | None = None,
     k: int = 5,
     *,

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from skillnb.core.records import Event, Fact
+from skillnb.core.runstate.records import Event, Fact
 from skillnb.memory.recall import RecallItem
 
 __all__ = ["fact_text", "recall_items"]

@@ -6,7 +6,7 @@ Routes, under the server's base URL::
     GET  /skillnb/api/view?path=NB        {"v": 1, "run_id", "version", "updated_at", "data":
                                           {"text/html", "text/plain"}}: a run view's saved
                                           forms as the kernel renders them, marked "as of vN,
-                                          HH:MM" (see skillnb.jupyter.asof); for a copy of a
+                                          HH:MM" (see skillnb.jupyter.views.asof); for a copy of a
                                           notebook holding the run: {"v": 1, "run_id": null,
                                           "copy_of": {...}} (what it is, the ways on)
     GET  /skillnb/api/identity            {"name", "display_name", "source"}: who a decision

@@ -9,7 +9,7 @@ Routes (added by :func:`skillnb.server.handlers.setup_handlers`)::
     POST /skillnb/api/inbox/decide   {source, run, gate, verdict, note?}: approve or reject
                                      ("verdict") the open request of ``gate`` in that run
 
-Reads go through :class:`~skillnb.server.readonly.ReadOnlyStore` and never create anything.
+Reads go through :class:`~skillnb.store.readonly.ReadOnlyStore` and never create anything.
 A decision opens the run named by the item: for ``"folder"``, a notebook or state folder
 path relative to the root (refused when it leads outside it), for ``"store"`` a run name of
 the configured store. Decisions are recorded as :class:`~skillnb.server.handlers.DecisionHandler`
@@ -44,9 +44,9 @@ class Inbox:
     allow_hidden: bool = False
 
     def view(self) -> dict[str, Any]:
-        """The :class:`~skillnb.core.contract_listing.InboxView` of the root and the store."""
-        from skillnb.server.readonly import ReadOnlyStore
+        """The :class:`~skillnb.core.contract.listing.InboxView` of the root and the store."""
         from skillnb.service.listing import inbox, read_folder, read_store
+        from skillnb.store.readonly import ReadOnlyStore
 
         reads = list(read_folder(self.root, shown=Path(), guard=ReadOnlyStore))
         if not self.allow_hidden:
@@ -93,7 +93,7 @@ class Inbox:
         if _hidden(run) and not self.allow_hidden:
             raise PathRefused(404, f"no run at {run!r}")
         if parts[-1].endswith(".ipynb"):
-            from skillnb.store.discover import SIDECARS
+            from skillnb.store.folders.discover import SIDECARS
 
             folder = self.root.joinpath(*parts[:-1], SIDECARS, parts[-1][: -len(".ipynb")])
         else:

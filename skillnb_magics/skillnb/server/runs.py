@@ -6,14 +6,14 @@ operation in its notebook's lane (:mod:`skillnb.server.lanes`): file I/O with ``
 off the server's event loop, operations on one run object never overlap, and one notebook's
 slow view does not hold back another's poll. It never creates a sidecar: a notebook
 without one is reported as missing. Reads (``describe``, ``version``) go through runs opened
-on a :class:`~skillnb.server.readonly.ReadOnlyStore`, so a GET cannot write anything, not even
+on a :class:`~skillnb.store.readonly.ReadOnlyStore`, so a GET cannot write anything, not even
 the lock file; only approvals and milestones open a writable run. A run dropped from the
 cache, or whose folder now holds another run (:class:`~skillnb.errors.RunReplaced`), is
 closed; the operation is then tried once more on the run found there now.
 
 A notebook without a run of its own that is a copy of one holding the run it names (a file
 browser's *Duplicate*) is told apart by the kernel's own test
-(:func:`skillnb.jupyter.identity.copy_of`): the version and view routes answer ``copy_of``
+(:func:`skillnb.notebookfile.identity.copy_of`): the version and view routes answer ``copy_of``
 (what it is, and the ways on) so that no view passes the original's run off as the copy's.
 """
 
@@ -32,11 +32,11 @@ from skillnb.errors import RunReplaced, SkillnbError
 from skillnb.server.lanes import Lanes
 from skillnb.server.longpoll import LongPolls, clamp_wait, wait_version
 from skillnb.server.paths import PathRefused, ensure_inside, resolve_notebook
-from skillnb.server.readonly import ReadOnlyRun, ReadOnlyStore
+from skillnb.store.readonly import ReadOnlyRun, ReadOnlyStore
 
 if TYPE_CHECKING:
-    from skillnb.core.contract import CopyOf
-    from skillnb.core.records import Approval, Event
+    from skillnb.core.contract.shapes import CopyOf
+    from skillnb.core.runstate.records import Approval, Event
 
 __all__ = ["NoRun", "RunLike", "RunRegistry"]
 
@@ -115,7 +115,7 @@ def _default_exists(notebook: Path) -> bool:
 
 
 def _default_copied(notebook: Path) -> CopyOf | None:
-    from skillnb.jupyter.identity import copy_of
+    from skillnb.notebookfile.identity import copy_of
 
     copied = copy_of(notebook)
     return None if copied is None else copied.ways_on()
@@ -310,8 +310,8 @@ class RunRegistry:
             return {"copy_of": copied.model_dump(mode="json")}
 
         def render(run: RunLike) -> dict[str, Any]:
-            from skillnb.jupyter.asof import saved_view
-            from skillnb.jupyter.widgets_render import diagram_html
+            from skillnb.jupyter.views.asof import saved_view
+            from skillnb.jupyter.views.render import diagram_html
 
             view = run.describe()
             diagram = diagram_html(getattr(run, "workflow", None), view)

@@ -2,7 +2,7 @@
 
 With ``SKILLNB_STORE`` in the server's environment, a notebook's run is the run named by the
 notebook's path from the server root (as kernels name it, see
-:mod:`skillnb.jupyter.teamstore`), in that database, instead of its sidecar.
+:mod:`skillnb.notebookfile.teamstore`), in that database, instead of its sidecar.
 The panel's version check for such runs is a long poll (:mod:`skillnb.server.longpoll`): it
 returns as soon as ``LISTEN``/``NOTIFY`` says the run moved on, so the panel does not
 poll a database run.
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillnb.server.readonly import ReadOnlyStore
 from skillnb.server.runs import RunAccess
+from skillnb.store.readonly import ReadOnlyStore
 
 if TYPE_CHECKING:
     from skillnb.server.runs import RunLike
@@ -29,9 +29,9 @@ __all__ = ["team_access"]
 def team_access(env: Mapping[str, str], root: Path) -> RunAccess | None:
     """How the registry reaches runs in the team store ``env`` names (``None``: sidecars).
 
-    Reads go through a :class:`~skillnb.server.readonly.ReadOnlyStore`, as for sidecars.
+    Reads go through a :class:`~skillnb.store.readonly.ReadOnlyStore`, as for sidecars.
     """
-    from skillnb.jupyter.teamstore import default_run_name
+    from skillnb.notebookfile.teamstore import default_run_name
     from skillnb.store.choose import open_store, store_from_env
 
     url = store_from_env(env)

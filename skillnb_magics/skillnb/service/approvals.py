@@ -9,10 +9,10 @@ run left its state is stale and can no longer be approved; an approval with no r
 
 from __future__ import annotations
 
-from skillnb.core.gates import GateSpec
-from skillnb.core.records import Approval, EventDraft, RunState
+from skillnb.core.gates.evaluate import GateSpec
+from skillnb.core.runstate.records import Approval, EventDraft, RunState
+from skillnb.core.runstate.state import state_entry_seq
 from skillnb.core.shell import cli_command, magic_command
-from skillnb.core.state import state_entry_seq
 from skillnb.errors import ApprovalError
 from skillnb.service.journal import RunJournal
 
@@ -115,7 +115,7 @@ class Approvals:
             ]
 
         journal.commit(make)
-        journal.remember(f"approval_{status}", f"{gate} {status} by {who}")
+        journal.skill.remember(f"approval_{status}", f"{gate} {status} by {who}")
         return journal.state.approvals[chosen[-1]].model_copy()
 
 

@@ -1,7 +1,7 @@
 """Batch loops over a store that keeps item claims in rows (service layer).
 
 A store that offers ``item_rows(batch)`` (the PostgreSQL store: ``SELECT ... FOR UPDATE
-SKIP LOCKED``, see :mod:`skillnb.store.pg_items`) keeps who holds which item in a row per
+SKIP LOCKED``, see :mod:`skillnb.store.postgres.items`) keeps who holds which item in a row per
 item instead of ``claim.taken`` events. Consumers on other machines then pick items without
 queueing behind each other on the run's lock; only completions go to the journal
 (``batch.item_done``, which marks the row done in the same transaction). Each item costs one
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from skillnb.core.records import EventDraft, RunState
+from skillnb.core.runstate.records import EventDraft, RunState
 from skillnb.service.claims import Claims, Heartbeat
 from skillnb.service.owner import owner_alive, process_owner
 
@@ -34,7 +34,7 @@ FIRST_PAUSE = 0.005
 
 
 class ItemRowsLike(Protocol):
-    """What a store's item rows offer (see :class:`skillnb.store.pg_items.ItemRows`)."""
+    """What a store's item rows offer (see :class:`skillnb.store.postgres.items.ItemRows`)."""
 
     def offer(self, items: Iterable[str], done: Iterable[str]) -> None:
         """Make sure every item has its row; mark ``done`` ones done."""

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
-from skillnb.core.claims import item_claim_key
-from skillnb.core.records import EventDraft, RunState
+from skillnb.core.runstate.claims import item_claim_key
+from skillnb.core.runstate.records import EventDraft, RunState
 from skillnb.errors import SkillnbError
 from skillnb.service.batch_rows import RowCursor, item_rows
 from skillnb.service.claims import Claims, Heartbeat
@@ -257,4 +257,4 @@ def _remember(journal: RunJournal, batch: str, finished: list[str]) -> None:
     state = journal.state
     b = state.batches[batch]
     summary = f"{batch}: {len(b.done)}/{b.total} done ({len(finished)} this session)"
-    journal.remember("batch_progress", summary, files=list(finished[-50:]))
+    journal.skill.remember("batch_progress", summary, files=list(finished[-50:]))

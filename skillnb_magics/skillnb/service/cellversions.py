@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from skillnb.core.records import Fact
+from skillnb.core.runstate.records import Fact
 from skillnb.service.journal import RunJournal
 
 __all__ = ["Past", "cell_part", "own_version", "read_past", "why_recomputed"]

@@ -1,7 +1,7 @@
 """Claims on steps and batch items: who is running what (service layer).
 
 Before a step's body or a batch item runs, the process *claims* it under the run's lock (a
-``claim.taken`` event, see :mod:`skillnb.core.claims`). Another process that meets a claim
+``claim.taken`` event, see :mod:`skillnb.core.runstate.claims`). Another process that meets a claim
 held by a live owner does not run that body: a step raises
 :class:`~skillnb.errors.StepInProgress`, a batch loop skips the item and offers it later.
 A claim whose owner is dead (same host: the pid is gone, reused or a zombie) or whose lease
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
-from skillnb.core.records import (
+from skillnb.core.runstate.records import (
     RECORD_VERSION,
     Claim,
     EventDraft,

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from skillnb.core.expr import compile_check
-from skillnb.core.gates import GateSpec
-from skillnb.core.records import Fact, Firing, GateReport, RunState
+from skillnb.core.expr.check import compile_check
+from skillnb.core.gates.evaluate import GateSpec
+from skillnb.core.runstate.records import Fact, Firing, GateReport, RunState
 from skillnb.service.journal import RunJournal
 
 __all__ = ["StaleGate", "stale_gates"]

@@ -1,6 +1,6 @@
 """Writing facts: a value becomes the next version of a key (service layer).
 
-:func:`write_fact` encodes the value (see :mod:`skillnb.store.codec`) outside the lock, then
+:func:`write_fact` encodes the value (see :mod:`skillnb.store.codec.values`) outside the lock, then
 commits one ``fact.formalized`` event, plus any events the caller adds to the same append
 (a formalized step's ``step.committed``), so the fact and its step land together.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from skillnb.core.limits import check_key, check_text
-from skillnb.core.records import (
+from skillnb.core.runstate.records import (
     FACT_KINDS,
     RECORD_VERSION,
     CheckedDraft,
@@ -27,7 +27,7 @@ from skillnb.core.records import (
 )
 from skillnb.errors import SkillnbError
 from skillnb.service.journal import RunJournal
-from skillnb.store import codec
+from skillnb.store.codec import values as codec
 
 __all__ = ["write_fact"]
 

@@ -1,15 +1,15 @@
 """Follow-ups that warning gates leave: list and resolve them (service layer).
 
 A ``warn`` gate with ``follow_up: TEXT`` opens a follow-up when it warns in a step that
-runs (:func:`skillnb.core.bending.step_drafts`, committed with the step by
+runs (:func:`skillnb.core.gates.bending.step_drafts`, committed with the step by
 :class:`~skillnb.service.gates.Gates`). It stays open, in :meth:`FollowUps.open`, the view
 and the summary, until a person resolves it; the resolution records who, when and a note.
 """
 
 from __future__ import annotations
 
-from skillnb.core.bending import open_follow_ups, resolve_draft
-from skillnb.core.records import FollowUp
+from skillnb.core.gates.bending import open_follow_ups, resolve_draft
+from skillnb.core.runstate.records import FollowUp
 from skillnb.service.journal import RunJournal
 
 __all__ = ["FollowUps"]
@@ -36,5 +36,5 @@ class FollowUps:
         who = by or journal.user
         events = journal.commit(lambda s: [resolve_draft(s, ref, who, note, journal.clock())])
         resolved = str(events[0].data["id"])
-        journal.remember("follow_up_resolved", f"follow-up {resolved} resolved by {who}")
+        journal.skill.remember("follow_up_resolved", f"follow-up {resolved} resolved by {who}")
         return journal.state.follow_ups[resolved].model_copy()

@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from skillnb.core import bending
-from skillnb.core import gates as gate_eval
-from skillnb.core.expr_budget import TotalBudget
-from skillnb.core.gates import DEFAULT_PROFILE, GateContext, GateSpec
-from skillnb.core.records import Approval, Event, EventDraft, GateReport, RunState
-from skillnb.core.registry import Registry, default_registry
-from skillnb.core.state import state_entry_seq
+from skillnb.core.expr.budget import TotalBudget
+from skillnb.core.gates import bending
+from skillnb.core.gates import evaluate as gate_eval
+from skillnb.core.gates.evaluate import DEFAULT_PROFILE, GateContext, GateSpec
+from skillnb.core.gates.registry import Registry, default_registry
+from skillnb.core.runstate.records import Approval, Event, EventDraft, GateReport, RunState
+from skillnb.core.runstate.state import state_entry_seq
 from skillnb.errors import GateBlocked, SkillnbError, TransitionNotAllowed
 from skillnb.service.approvals import (
     ASK_ANEW,
@@ -34,7 +34,7 @@ from skillnb.service.journal import RunJournal
 from skillnb.service.steps import Steps
 
 if TYPE_CHECKING:
-    from skillnb.core.workflow import Transition, Workflow
+    from skillnb.core.workflow.model import Transition, Workflow
 
 __all__ = ["Gates", "StepOutcome"]
 
@@ -205,7 +205,9 @@ class Gates:
         _say_asked_again(report, asked_again, journal.state)
         for result in report.blocking:
             if result.kind == "approval" or result.escalated:
-                journal.remember("approval_requested", f"{key}: {result.gate} waits for approval")
+                journal.skill.remember(
+                    "approval_requested", f"{key}: {result.gate} waits for approval"
+                )
 
     # -- firing --------------------------------------------------------------------------
     def fire(self, trigger: str, subject: object) -> Event:
@@ -329,7 +331,7 @@ class Gates:
             self.steps.claim(key, None, None, False)
             self.steps.run_body(key, functools.partial(fn, subject))
             self.journal.append_drafts([self.steps.committed_draft(key)])
-            self.journal.remember("corrective_action", f"{gate} warned: ran {ref}")
+            self.journal.skill.remember("corrective_action", f"{gate} warned: ran {ref}")
 
     def _claim(
         self,
@@ -423,7 +425,7 @@ class Gates:
         fired = next((e for e in events if e.type == "transition.fired"), None)
         if fired is not None:
             summary = f"{fired.data['trigger']}: {fired.data['from']} → {fired.data['to']}"
-            journal.remember("transition", summary)
+            journal.skill.remember("transition", summary)
         return events
 
     def _applying(self, state: RunState, trigger: str) -> Transition:

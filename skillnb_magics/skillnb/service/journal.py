@@ -1,7 +1,7 @@
 """The run's journal core: state, refresh, commit, drafts, decoding (service layer).
 
 :class:`RunJournal` is the one object that talks to a run's :class:`~skillnb.store.Store`.
-It folds the journal into a :class:`~skillnb.core.records.RunState`, catches up with what
+It folds the journal into a :class:`~skillnb.core.runstate.records.RunState`, catches up with what
 other processes committed (:meth:`RunJournal.refresh`), and commits new events under the
 store's lock after validating them against the latest state (:meth:`RunJournal.commit`,
 with an optional ``expected_version`` compare-and-swap). Steps, gates, batches and the view
@@ -22,12 +22,12 @@ from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
-from skillnb.core.eventrecords import EventRecords
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
-from skillnb.core.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
-from skillnb.core.state import MalformedEvent, apply_all
-from skillnb.core.workflow import Workflow
+from skillnb.core.runstate.eventrecords import EventRecords
+from skillnb.core.runstate.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
+from skillnb.core.runstate.state import MalformedEvent, apply_all
+from skillnb.core.workflow.model import Workflow
 from skillnb.errors import (
     ConflictError,
     RunReplaced,
@@ -37,11 +37,11 @@ from skillnb.errors import (
     StoreCorrupted,
     not_writable,
 )
-from skillnb.store import codec
+from skillnb.service.skillfeed import SkillFeed
+from skillnb.store.codec import values as codec
 from skillnb.store.protocol import Store
 
 if TYPE_CHECKING:
-    from skillnb.memory.owned import OwnedRuns
     from skillnb.skillmemory import SkillMemory
 
 __all__ = ["Clock", "JournalListener", "ListenerWarning", "RunJournal", "default_user"]
@@ -136,15 +136,14 @@ class RunJournal:
         self._recent: deque[Event] = deque(maxlen=RECENT)
         self._decoded: dict[tuple[str, int], Any] = {}
         self._tail = 0
-        self._memory_option = memory
-        self._memory: SkillMemory | None = None
-        self._belongs: bool | None = None
-        """Whether this run may write the skill memory (see :meth:`belongs`), once known."""
+        self.skill = SkillFeed(self, memory)
+        """What the run tells its skill memory (:class:`~skillnb.service.skillfeed.SkillFeed`)."""
         self._mutex = threading.RLock()  # the heartbeat thread commits renewals too
         self._closed = False
         self._replaced: RunReplaced | None = None
         # From the OS, not uuid4: code that mocks uuid4 (tests do) must not see a draw here.
-        self._new_id = secrets.token_hex(6)
+        self.new_id = secrets.token_hex(6)
+        """The id this object gives the run if it creates it."""
         self._speculate: Callable[[], AbstractContextManager[None]] | None = _offered(
             store, "speculate"
         )
@@ -258,7 +257,7 @@ class RunJournal:
     @property
     def run_id(self) -> str:
         """The run's id (chosen at open, recorded by the first write when the run is new)."""
-        return self.state.run_id or self._new_id
+        return self.state.run_id or self.new_id
 
     def close(self) -> None:
         """Release the store's files and locks; the journal may not be used afterwards."""
@@ -267,7 +266,7 @@ class RunJournal:
                 self._closed = True
                 self._listeners.clear()
                 self.store.close()
-        self.flush_memory()  # what this run remembered is on disk when it is closed
+        self.skill.flush()  # what this run remembered is on disk when it is closed
 
     def stored_workflow(self) -> Workflow | None:
         """The workflow definition recorded in the run, rebuilt as plain data."""
@@ -354,7 +353,7 @@ class RunJournal:
         with self._mutex, self._writing(), self.store.lock():
             if self.refresh().version == 0:
                 events = self.store.append(
-                    [self.draft("run.created", run_id=self._new_id)], expected_version=0
+                    [self.draft("run.created", run_id=self.new_id)], expected_version=0
                 )
                 self._fold(events)
 
@@ -375,7 +374,7 @@ class RunJournal:
                 return []
             created = []
             if self.state.version == 0:  # a new run is created by its first write
-                created = [self.draft("run.created", run_id=self._new_id)]
+                created = [self.draft("run.created", run_id=self.new_id)]
             events = self.store.append(
                 [*created, *drafts], expected_version=self.state.version, sync=sync
             )
@@ -415,7 +414,7 @@ class RunJournal:
                     return "lock"
                 created = []
                 if self.state.version == 0:
-                    created = [self.draft("run.created", run_id=self._new_id)]
+                    created = [self.draft("run.created", run_id=self.new_id)]
                 events = self.store.append(
                     [*created, *drafts], expected_version=self.state.version, sync=sync
                 )
@@ -488,7 +487,7 @@ class RunJournal:
         self._decoded[(key, version)] = value
 
     def codec_options(self) -> dict[str, Any]:
-        """Keyword arguments for :func:`skillnb.store.codec.encode`."""
+        """Keyword arguments for :func:`skillnb.store.codec.values.encode`."""
         if self._blob_threshold is None:
             return {}
         return {"blob_threshold": self._blob_threshold}
@@ -534,7 +533,7 @@ class RunJournal:
         """The last events this object folded (up to ``RECENT``), without reading the store.
 
         What a kernel still has of a run whose folder went away (see
-        :mod:`skillnb.store.writeback`).
+        :mod:`skillnb.store.folders.writeback`).
         """
         with self._mutex:
             return list(self._recent)
@@ -548,78 +547,6 @@ class RunJournal:
                 fact.seq = event.seq
                 found.append(self.decode(fact))
         return found
-
-    # -- skill memory --------------------------------------------------------------------
-    @property
-    def memory(self) -> SkillMemory | None:
-        """The skill memory this run feeds (``None`` when turned off or without a workflow)."""
-        if self._memory is None and self._memory_option is not False:
-            from skillnb.skillmemory import SkillMemory
-
-            if isinstance(self._memory_option, SkillMemory):
-                self._memory = self._memory_option
-            elif self.workflow is not None:
-                self._memory = SkillMemory(self.workflow.skill, clock=self.clock, env=self.env)
-        return self._memory
-
-    def flush_memory(self) -> None:
-        """Wait until what :meth:`remember` queued (any run of this process) is on disk."""
-        from skillnb.memory import writer as memorylog
-
-        memorylog.flush()
-
-    def forget_memory(self) -> None:
-        """Drop the cached skill memory (the workflow, hence the skill, changed)."""
-        self._memory = None
-
-    def remember(self, action: str, summary: str, files: list[str] | None = None) -> None:
-        """Record ``action`` in the skill memory, with the run's key ids.
-
-        Queued (see :mod:`skillnb.memory.writer`); :meth:`flush_memory` waits for it.
-        """
-        memory = self.memory
-        if memory is None or not self.belongs():
-            return
-        ids: dict[str, JsonValue] = {"last_run_id": self.run_id, **self.state.key_ids}
-        from skillnb.memory import writer as memorylog  # written by another thread: see there
-
-        memorylog.submit(
-            memory, action=action, summary=summary, ids=ids, files=files, run_id=self.run_id
-        )
-
-    def belongs(self) -> bool:
-        """True when this run may write the user's skill memory (:mod:`skillnb.memory.owned`).
-
-        It may when it was created by this object (its id is then recorded as this user's),
-        when ``memory`` was given explicitly (``True`` or a skill memory: the user's word), or
-        when its id was recorded here before (created by another process here, or adopted).
-        """
-        if self._belongs is None:
-            run_id = self.state.run_id
-            if self._memory_option is True or not isinstance(self._memory_option, bool | None):
-                self._belongs = True
-            elif run_id and run_id == self._new_id:
-                from skillnb.memory import writer as memorylog  # queued like memory records
-
-                memorylog.submit(self._owned(), run_id=run_id)
-                self._belongs = True
-            elif run_id:
-                self._belongs = self._owned().holds(run_id)
-            else:
-                return False  # not created yet: asked again once it is
-        return self._belongs
-
-    def adopt(self) -> None:
-        """Record this run as this user's (its skill-memory records are written from now on)."""
-        self.create()
-        self._owned().add(self.state.run_id)
-        self._belongs = True
-
-    def _owned(self) -> OwnedRuns:
-        from skillnb.memory.home import default_home
-        from skillnb.memory.owned import OwnedRuns
-
-        return OwnedRuns(default_home(self.env))
 
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""

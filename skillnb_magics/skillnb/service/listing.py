@@ -1,12 +1,12 @@
 """Many runs at once: the rows of ``skillnb runs`` and the items of the inbox (service layer).
 
 :func:`read_folder` reads every run under a folder (sidecars and state folders, see
-:mod:`skillnb.store.discover`), :func:`read_store` every run of a team store (or only those
+:mod:`skillnb.store.folders.discover`), :func:`read_store` every run of a team store (or only those
 that may wait, through the store's index of open requests, see
-:mod:`skillnb.store.pg_listing`). Both yield one :class:`Read` per run, and one per place that
+:mod:`skillnb.store.postgres.listing`). Both yield one :class:`Read` per run, and one per place that
 could not be read (a damaged journal, a folder or file the user may not read, an unreachable
 store) with its ``problem``: a listing never ends early. :func:`rows` and :func:`inbox` turn
-reads into the shapes of :mod:`skillnb.core.contract_listing`; :class:`Filters` selects rows.
+reads into the shapes of :mod:`skillnb.core.contract.listing`; :class:`Filters` selects rows.
 Nothing here writes.
 """
 
@@ -19,13 +19,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillnb.core.contract_listing import InboxItem, RunRow
-from skillnb.core.listing import Listed, inbox_items, problem_row, run_row
+from skillnb.core.contract.listing import InboxItem, RunRow
+from skillnb.core.views.listing import Listed, inbox_items, problem_row, run_row
 from skillnb.errors import SkillnbError
 
 if TYPE_CHECKING:
-    from skillnb.core.records import RunState
-    from skillnb.store.discover import Found
+    from skillnb.core.runstate.records import RunState
+    from skillnb.store.folders.discover import Found
     from skillnb.store.protocol import Store
 
 __all__ = ["Filters", "Read", "inbox", "parse_since", "read_folder", "read_store", "rows"]
@@ -122,7 +122,7 @@ def read_folder(
         guard: wraps each store before it is read (a read-only store, from the edges).
 
     """
-    from skillnb.store.discover import find_runs, read_state
+    from skillnb.store.folders.discover import find_runs, read_state
 
     for found in find_runs(root):
         listed = _listed(found, root, shown if shown is not None else root)
@@ -146,8 +146,8 @@ def read_store(url: str, *, waiting: bool = False, shown_url: str | None = None)
         shown_url: how commands name the store (default: the URL, password redacted).
 
     """
-    from skillnb.store.pg_listing import StoreListing
-    from skillnb.store.pg_url import redact
+    from skillnb.store.postgres.listing import StoreListing
+    from skillnb.store.postgres.url import redact
 
     where = shown_url if shown_url is not None else redact(url)
     listing: StoreListing | None = None

@@ -1,7 +1,7 @@
 """Which process owns a step or an item, and whether it is still alive (service layer).
 
 An owner is a process: its host, pid, start time and, when known, its kernel or session id
-(:class:`~skillnb.core.records.Owner`). It is alive when:
+(:class:`~skillnb.core.runstate.records.Owner`). It is alive when:
 
 * **on this host**: the pid exists, its start time matches (a recycled pid does not) and it
   is not a zombie (a killed kernel its parent has not reaped yet is dead);
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from skillnb.core.records import Claim, Owner, Step
+from skillnb.core.runstate.records import Claim, Owner, Step
 
 __all__ = [
     "claim_held",

@@ -14,9 +14,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from skillnb.core.claims import step_claim_key
 from skillnb.core.limits import check_event
-from skillnb.core.records import CheckedDraft, EventDraft, Fact, FactKind, JsonValue, RunState
+from skillnb.core.runstate.claims import step_claim_key
+from skillnb.core.runstate.records import (
+    CheckedDraft,
+    EventDraft,
+    Fact,
+    FactKind,
+    JsonValue,
+    RunState,
+)
 from skillnb.errors import SkillnbError, StepInProgress, UncertainStep
 from skillnb.service.cellversions import own_version, read_past, why_recomputed
 from skillnb.service.claims import Claims
@@ -344,7 +351,7 @@ def _restorable(
 
 def _same_value(journal: RunJournal, existing: Fact, value: Any) -> bool:
     """Tell whether ``value`` encodes to what the latest version stores."""
-    from skillnb.store import codec
+    from skillnb.store.codec import values as codec
 
     encoded = codec.encode(value, journal.store, **journal.codec_options())
     return bool(

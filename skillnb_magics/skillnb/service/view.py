@@ -30,14 +30,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skillnb.core.bending import open_follow_ups
-from skillnb.core.claims import step_claim_key
-from skillnb.core.expr_budget import TotalBudget
-from skillnb.core.graph import to_mermaid
-from skillnb.core.records import Event, GateReport, GateResult, RunState
-from skillnb.core.state import describe_event
-from skillnb.core.viewindex import iso, view_index
-from skillnb.core.workflow import Workflow
+from skillnb.core.expr.budget import TotalBudget
+from skillnb.core.gates.bending import open_follow_ups
+from skillnb.core.runstate.claims import step_claim_key
+from skillnb.core.runstate.describe import describe_event
+from skillnb.core.runstate.records import Event, GateReport, GateResult, RunState
+from skillnb.core.runstate.viewindex import iso, view_index
+from skillnb.core.workflow.graph import to_mermaid
+from skillnb.core.workflow.model import Workflow
 from skillnb.service.approvals import Approvals, approval_status
 from skillnb.service.gates import Gates
 from skillnb.service.owner import is_uncertain
@@ -227,8 +227,8 @@ def describe(
 
     Costs O(what is shown + what changed since the last call), not O(facts + history): fact
     rows, per-kind orders and open steps are kept current by the state's index
-    (:mod:`skillnb.core.viewindex`). With ``facts_limit``, ``facts`` lists per kind only the
-    ``facts_limit`` newest facts and the ``facts_limit`` first by key (what a summary of up
+    (:mod:`skillnb.core.runstate.viewindex`). With ``facts_limit``, ``facts`` lists per kind only
+    the ``facts_limit`` newest facts and the ``facts_limit`` first by key (what a summary of up
     to ``12 * facts_limit`` characters can show); ``fact_counts`` always counts them all.
     """
     journal = gates.journal

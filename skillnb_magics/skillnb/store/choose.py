@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from skillnb.errors import SkillnbError
-from skillnb.store.pg_url import is_database_url, redact, validate_run_name
+from skillnb.store.postgres.url import is_database_url, redact, validate_run_name
 
 if TYPE_CHECKING:
     from skillnb.store.protocol import Store
@@ -42,10 +42,10 @@ def open_store(url: str, name: str, *, pooled: bool = False) -> Store:
         validate_run_name(name)
     except ValueError as exc:
         raise SkillnbError(str(exc)) from None
-    from skillnb.store.postgres import PostgresStore
+    from skillnb.store.postgres.store import PostgresStore
 
     if pooled:
-        from skillnb.store.pg_pool import shared_pool
+        from skillnb.store.postgres.pool import shared_pool
 
         return PostgresStore(url, name, pool=shared_pool(url))
     return PostgresStore(url, name)

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from skillnb.core.records import Event, EventDraft, RunState
+from skillnb.core.runstate.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError
-from skillnb.store.blobs import blob_ref, check_blob_ref
-from skillnb.store.journal import encode_events
 from skillnb.store.protocol import Loaded
+from skillnb.store.sidecar.blobs import blob_ref, check_blob_ref
+from skillnb.store.sidecar.journal import encode_events
 
 __all__ = ["MemoryData", "MemoryStore"]
 

@@ -9,7 +9,7 @@ Every record the sidecar writes carries ``"v"``. Reading a record checks it:
 A table maps a version ``n`` to the function turning a version-``n`` record (a plain JSON
 ``dict``) into a version ``n + 1`` one. :data:`EVENT_MIGRATIONS` covers journal lines (events
 and the journal header), :data:`SNAPSHOT_MIGRATIONS` the compacted
-:class:`~skillnb.core.records.RunState` (nested records included). Both are empty while
+:class:`~skillnb.core.runstate.records.RunState` (nested records included). Both are empty while
 version 1 is the only format; when a format changes, add the step here and a golden file of the
 old version under ``tests/fixtures/``.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from skillnb.core.records import RECORD_VERSION
+from skillnb.core.runstate.records import RECORD_VERSION
 from skillnb.errors import SkillnbError, StoreCorrupted
 
 __all__ = [

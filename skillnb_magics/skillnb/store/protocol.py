@@ -1,9 +1,9 @@
 """The storage contract every backend implements (store layer).
 
-A store keeps one run: an append-only journal of :class:`~skillnb.core.records.Event` s with
-sequence numbers 1, 2, 3, ... (the run *version*), an optional compacted snapshot
-(:class:`~skillnb.core.records.RunState`) and content-addressed blobs. The store never
-interprets events; folding them into state is :func:`skillnb.core.state.apply`'s job.
+A store keeps one run: an append-only journal of :class:`~skillnb.core.runstate.records.Event` s
+with sequence numbers 1, 2, 3, ... (the run *version*), an optional compacted snapshot
+(:class:`~skillnb.core.runstate.records.RunState`) and content-addressed blobs. The store never
+interprets events; folding them into state is :func:`skillnb.core.runstate.state.apply`'s job.
 
 Semantics every backend must keep (the conformance suite in ``tests/store`` checks them):
 
@@ -33,7 +33,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from skillnb.core.records import Event, EventDraft, RunState
+from skillnb.core.runstate.records import Event, EventDraft, RunState
 
 __all__ = ["Loaded", "Store"]
 

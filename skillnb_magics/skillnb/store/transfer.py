@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from skillnb.core.records import Event, EventDraft
+from skillnb.core.runstate.records import Event, EventDraft
 from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store.protocol import Store
 

@@ -23,12 +23,13 @@ the next :func:`resume_approved` call, in this process or a later one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from skillnb.core.records import Event, RunState
+from skillnb.core.runstate.records import Event, RunState
 from skillnb.integrations.langgraph.threads import RESUME
 
 if TYPE_CHECKING:
@@ -123,4 +124,4 @@ def resume_on_approval(
             if any(i.id in decided for i in thread.interrupts):
                 resume_approved(graph, run, thread_id)
 
-    return run.subscribe(listener)
+    return run.journal.subscribe(functools.partial(listener, run))

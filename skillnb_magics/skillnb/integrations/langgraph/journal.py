@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from skillnb.core.records import EventDraft
+from skillnb.core.runstate.records import EventDraft
 from skillnb.errors import StoreCorrupted
 from skillnb.integrations.langgraph.channels import ChannelCache
 from skillnb.integrations.langgraph.foreign import ForeignReader
@@ -46,7 +46,7 @@ def _sibling(run: Run) -> Run:
     """
     from skillnb.run import open_run
     from skillnb.store.memory import MemoryStore
-    from skillnb.store.sidecar import SidecarStore
+    from skillnb.store.sidecar.store import SidecarStore
 
     store: Any = run.store
     if isinstance(store, SidecarStore):

@@ -4,7 +4,7 @@ Every ``put``, ``put_writes``, deletion, prune and copy is one event in the run'
 (the sidecar, or whatever store the run has), appended under the store's lock like any other
 commit, so checkpoints get the journal's durability, checksums, compaction and sharing
 between processes. The payloads are described in :mod:`.index`; the thread's head goes into
-the run's state (:class:`~skillnb.core.records.GraphThread`), where ``describe()``, the
+the run's state (:class:`~skillnb.core.runstate.records.GraphThread`), where ``describe()``, the
 panel and ``run.summary()`` show it. An ``interrupt()`` in the root graph also opens an
 approval request, so approving it from the panel, a widget or the CLI records the answer
 (:mod:`.approvals` resumes the thread with it).
@@ -54,7 +54,7 @@ from skillnb.integrations.langgraph.threads import (
     INTERRUPT,
     RESUME,
 )
-from skillnb.store.codec import CodecError
+from skillnb.store.codec.values import CodecError
 
 if TYPE_CHECKING:
     from skillnb.run import Run

@@ -3,7 +3,7 @@
 LangGraph hands a checkpointer nested Python values: dicts, lists, tuples, sets, ``Send``
 packets, ``Interrupt`` and other dataclasses, LangChain messages (pydantic models), bytes,
 datetimes. :func:`encode_tree` walks containers and dataclasses itself and gives every other
-leaf to :mod:`skillnb.store.codec`, so the encoders SKILL.nb uses for facts (text, JSON,
+leaf to :mod:`skillnb.store.codec.values`, so the encoders SKILL.nb uses for facts (text, JSON,
 bytes, paths, datetimes, pydantic, numpy, pandas) are the ones checkpoints use too. The
 result is plain JSON: containers stay containers, and anything JSON cannot hold is a small
 tagged object ``{"$t": tag, ...}``:
@@ -37,9 +37,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from skillnb.store import codec
-from skillnb.store.codec import BlobStore
-from skillnb.store.encoders import UnrestorableValueWarning, dumps, find_loaded_class
+from skillnb.store.codec import values as codec
+from skillnb.store.codec.encoders import UnrestorableValueWarning, dumps, find_loaded_class
+from skillnb.store.codec.values import BlobStore
 
 __all__ = [
     "TYPE_NAME",
@@ -153,7 +153,7 @@ def _encode_object(value: object, store: BlobStore | None, depth: int) -> Any:
         raise TypeError(
             f"a {type(value).__module__}.{type(value).__qualname__} value has no JSON encoding; "
             "a checkpoint must be restorable, so it is refused (register a skillnb encoder "
-            "for it: skillnb.store.codec.register)"
+            "for it: skillnb.store.codec.values.register)"
         )
     return {"$t": "codec", "enc": encoded.encoding, "$v": encoded.value}
 

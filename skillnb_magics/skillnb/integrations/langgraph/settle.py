@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from xxhash import xxh3_128_hexdigest
 
-from skillnb.core.records import EventDraft, RunState
+from skillnb.core.runstate.records import EventDraft, RunState
 from skillnb.integrations.langgraph.threads import (
     INTERRUPT,
     NULL_TASK,

@@ -8,7 +8,8 @@ node that called it. An interrupt's value becomes readable text: its question (`
 ``message``, ``description``, ... or the value itself when it is a string) and one
 ``key: value`` line for each other field.
 
-The saver computes a thread's *head* (the summary :class:`~skillnb.core.records.GraphThread`
+The saver computes a thread's *head* (the summary
+:class:`~skillnb.core.runstate.records.GraphThread`
 holds) when it writes an event that changes it, and puts it in that event, so the run's
 fold stays a copy and two processes agree. Only the root namespace (``""``) is summarised:
 subgraphs report their interrupts to the root graph's task.
@@ -20,9 +21,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from skillnb.core.records import Approval, EventDraft, RunState
+from skillnb.core.runstate.records import Approval, EventDraft, RunState
 from skillnb.integrations.langgraph.index import Namespace
-from skillnb.store.encoders import clip_preview, dumps
+from skillnb.store.codec.encoders import clip_preview, dumps
 
 __all__ = [
     "INTERRUPT",

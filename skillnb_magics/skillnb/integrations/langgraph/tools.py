@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from skillnb.core.records import GateReport
+from skillnb.core.runstate.records import GateReport
 from skillnb.errors import GateBlocked, SkillnbError
 
 if TYPE_CHECKING:

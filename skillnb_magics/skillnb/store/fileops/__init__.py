@@ -7,9 +7,9 @@ Everything the sidecar store and skill memory ask of the platform goes through o
 * :class:`~skillnb.store.fileops.posix.PosixFileOps` (Linux, macOS, other Unix): ``flock``
   locks, ``O_NOFOLLOW`` opens, ``fsync`` of files and folders, and on macOS ``F_FULLFSYNC``,
   without which ``fsync`` leaves the data in the drive's cache;
-* :class:`~skillnb.store.fileops.portable.PortableFileOps` (Windows): byte-range locks through
-  a :class:`ByteLocks` (``msvcrt.locking`` on Windows; Linux's open-file-description locks,
-  which behave alike, when the suite runs it on Linux), an ``lstat`` check before opening and
+* :class:`~skillnb.store.fileops.portable.PortableFileOps` (Windows): byte-range locks
+  through its ``ByteLocks`` (``msvcrt.locking`` on Windows; Linux's open-file-description
+  locks, which behave alike, when the suite runs it on Linux), an ``lstat`` check before opening and
   an identity check after, ``fsync`` of files (a folder's entries are the file system's to
   keep), reads at an offset under a lock instead of ``pread``.
 
@@ -19,12 +19,11 @@ implementation that needs them.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["ByteLocks", "FileOps", "native"]
+__all__ = ["FileOps", "native"]
 
 
 class FileOps(Protocol):
@@ -70,16 +69,6 @@ class FileOps(Protocol):
         """Read up to ``size`` bytes of ``fd`` at ``offset`` (fewer at the end of the file)."""
 
 
-class ByteLocks(Protocol):
-    """Exclusive locks on the first byte of a file, per open file (the portable form)."""
-
-    def lock(self, fd: int, *, wait: bool) -> bool:
-        """Lock byte 0 of ``fd``; with ``wait``, until it is free, else return False if held."""
-
-    def unlock(self, fd: int) -> None:
-        """Unlock byte 0 of ``fd``."""
-
-
 def native(platform: str = sys.platform) -> FileOps:
     """The implementation for ``platform`` (default: this one)."""
     if platform == "win32":
@@ -90,8 +79,3 @@ def native(platform: str = sys.platform) -> FileOps:
     from skillnb.store.fileops.posix import PosixFileOps
 
     return PosixFileOps(full_fsync=platform == "darwin")
-
-
-def _no_inherit() -> int:
-    """The flag that keeps a descriptor from child processes here (0 where none exists)."""
-    return getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOINHERIT", 0)

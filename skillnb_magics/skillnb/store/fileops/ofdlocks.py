@@ -1,9 +1,9 @@
 """Byte-range locks for the portable file operations on Linux: open-file-description locks.
 
-A :class:`~skillnb.store.fileops.ByteLocks` that holds as ``msvcrt.locking`` does on Windows:
-an exclusive lock on byte 0 that belongs to one open file (two descriptors exclude each other,
-also in one process), dropped when that file is closed or its process dies. It lets the test
-suite run :class:`~skillnb.store.fileops.portable.PortableFileOps` on Linux.
+A :class:`~skillnb.store.fileops.portable.ByteLocks` that holds as ``msvcrt.locking`` does on
+Windows: an exclusive lock on byte 0 that belongs to one open file (two descriptors exclude
+each other, also in one process), dropped when that file is closed or its process dies. It
+lets the test suite run :class:`~skillnb.store.fileops.portable.PortableFileOps` on Linux.
 """
 
 from __future__ import annotations

@@ -13,11 +13,27 @@ import os
 import stat
 import threading
 from pathlib import Path
+from typing import Protocol
 
 from skillnb.errors import UnsafePath
-from skillnb.store.fileops import ByteLocks, _no_inherit
 
-__all__ = ["PortableFileOps"]
+__all__ = ["ByteLocks", "PortableFileOps"]
+
+
+class ByteLocks(Protocol):
+    """Exclusive locks on the first byte of a file, per open file (the portable form)."""
+
+    def lock(self, fd: int, *, wait: bool) -> bool:
+        """Lock byte 0 of ``fd``; with ``wait``, until it is free, else return False if held."""
+
+    def unlock(self, fd: int) -> None:
+        """Unlock byte 0 of ``fd``."""
+
+
+def _no_inherit() -> int:
+    """The flag that keeps a descriptor from child processes here (0 where none exists)."""
+    return getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOINHERIT", 0)
+
 
 _OPEN = _no_inherit() | getattr(os, "O_BINARY", 0)  # O_BINARY: Windows would translate \n
 

@@ -1,6 +1,6 @@
 """Byte-range locks for the portable file operations on Windows: ``msvcrt.locking`` (store).
 
-A :class:`~skillnb.store.fileops.ByteLocks`. ``msvcrt.locking`` locks bytes from the file's
+A :class:`~skillnb.store.fileops.portable.ByteLocks`. ``msvcrt.locking`` locks bytes from the file's
 current position, per open file; Windows drops the lock when the handle is closed or the
 process ends. Its blocking mode gives up after ten seconds, so waiting polls the non-blocking
 mode instead, with a short backoff. Imported only on Windows.

@@ -1,0 +1,566 @@
+"""The sidecar store: a run kept in plain files beside its notebook (store layer).
+
+:class:`SidecarStore` implements :class:`~skillnb.store.protocol.Store` over a folder laid out
+as described in :mod:`skillnb.store.sidecar.layout`: a JSON-lines journal with a checksum per line
+(:mod:`skillnb.store.sidecar.journal`), a compacted snapshot
+(:mod:`skillnb.store.sidecar.snapshot`), archived
+segments, content-addressed blobs (:mod:`skillnb.store.sidecar.blobs`) and a lock file
+(:class:`skillnb.store.durable.FileLock`).
+
+Durability: an append writes all its lines with one ``os.write`` on an ``O_APPEND`` descriptor
+and fsyncs them before control returns to the writer, just after letting the writer lock go
+(group commit, see :class:`SidecarStore`); every create and rename is followed by a folder
+fsync. Reads take no lock: the journal only grows between compactions, and a compaction
+replaces it atomically (see :mod:`skillnb.store.sidecar.compaction` for the crash-safe order).
+
+Reading never writes: :meth:`~SidecarStore.exists`, :meth:`~SidecarStore.head`,
+:meth:`~SidecarStore.load`, :meth:`~SidecarStore.read_since`, :meth:`~SidecarStore.history` and
+:meth:`~SidecarStore.get_blob` create, change and move nothing (no folder, no lock file, no mode
+change). A torn final fragment left by a crashed writer is ignored by readers with a
+:class:`TornWriteWarning`; the next writer, under the lock, moves the bytes aside and warns
+where they went.
+
+Nothing is followed through a symlink: the sidecar folder, ``.skillnb/`` above it, and every
+file and folder inside are checked (see :mod:`skillnb.store.sidecar.layout`); a symlink is
+:class:`~skillnb.errors.UnsafePath` and nothing is read or written through it. A sidecar that
+another user made, or that anyone may write, is read with one
+:class:`~skillnb.store.ownership.ForeignSidecarWarning` naming owners and modes, and a write the
+file system refuses raises a ``PermissionError`` naming the file (see
+:mod:`skillnb.store.ownership`).
+
+The journal is created with its first append, atomically, with a header naming the run (the
+``run_id`` of a ``run.created`` event in that append, or the snapshot's), so a journal never
+exists without saying whose it is.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from skillnb.core.closing import Closing
+from skillnb.core.runstate.eventrecords import as_list, event_from_draft
+from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft, RunState
+from skillnb.errors import ConflictError, SkillnbWarning, StoreCorrupted
+from skillnb.store.durable import (
+    FileLock,
+    PhaseHook,
+    aside_path,
+    atomic_write,
+    check_dir,
+    check_file,
+    ensure_dir,
+    lock_is_held,
+    sweep_temp_files,
+)
+from skillnb.store.ownership import permission_error, warn_if_exposed
+from skillnb.store.protocol import Loaded
+from skillnb.store.sidecar.appender import Appender
+from skillnb.store.sidecar.blobs import BlobFolder
+from skillnb.store.sidecar.compaction import compact_journal, recover
+from skillnb.store.sidecar.history import read_history
+from skillnb.store.sidecar.journal import encode_events, encode_header
+from skillnb.store.sidecar.layout import SidecarLayout, sidecar_dir_for
+from skillnb.store.sidecar.packing import pack_segments
+from skillnb.store.sidecar.snapshot import encode_snapshot, read_snapshot
+from skillnb.store.sidecar.tail import JournalTail
+
+__all__ = ["SidecarStore", "TornWriteWarning", "sidecar_dir_for"]
+
+
+class TornWriteWarning(SkillnbWarning):
+    """A crashed writer left an unfinished write at the end of a journal (never acknowledged)."""
+
+
+_OWNED = ("journal.jsonl", "snapshot.json", "lock", "segments", "blobs", "compaction.json")
+"""The parts of a sidecar whose owner and mode the first load looks at (besides the folder)."""
+
+
+def _no_hook(phase: str) -> None:
+    """Observe nothing (the default phase hook)."""
+
+
+def _after(events: Sequence[Event], version: int) -> Sequence[Event]:
+    """The events of ``events`` (numbered one after the other) with ``seq > version``."""
+    skip = version - events[0].seq + 1 if events else 0
+    return events[skip:] if skip > 0 else events
+
+
+def _created_run(drafts: Sequence[EventDraft]) -> str | None:
+    """The run id a ``run.created`` draft among ``drafts`` announces, if any."""
+    for d in drafts:
+        run_id = d.data.get("run_id") if d.type == "run.created" else None
+        if isinstance(run_id, str) and run_id:
+            return run_id
+    return None
+
+
+class _Held:
+    """The writer lock held for a ``with`` block (a class: it is taken on every write)."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: SidecarStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        self._store._acquire()  # the store's own helper
+
+    def __exit__(self, *exc: object) -> None:
+        self._store._release()
+
+
+class SidecarStore(Closing):
+    """A :class:`~skillnb.store.protocol.Store` in a sidecar folder.
+
+    Args:
+        path: the sidecar folder (see :func:`~skillnb.store.sidecar.layout.sidecar_dir_for`);
+        created,
+            ``0o700``, on the first write.
+        phase_hook: called with the name of each durable-write phase (``append.written``,
+            ``append.unlocked``, ``append.synced``, ``compact.segment``, ...); crash tests end
+            the process there.
+        group_commit: fsync an append's lines just *after* the writer lock is let go, rather
+            than while holding it (see below); ``False`` fsyncs under the lock.
+
+    Group commit: the lines of an append are written under the lock, and the fsync that makes
+    them durable runs when the outermost hold of the lock ends, after other processes may take
+    it. Writers waiting for the lock then append meanwhile, and one fsync, which flushes the
+    whole file, may cover several writers' appends; with several processes writing to one run,
+    fewer of them wait for the disk while holding the lock. Every writer still calls fsync, and
+    the fsyncs of several writers overlap: the file system commits the ones in flight together
+    (ext4's journal does), and the disk works on several at once. A shared "durable up to" mark
+    under a second lock, with which one writer fsyncs for all and the others skip theirs,
+    halves the fsyncs but puts them in single file: with 4 writer processes it reached about
+    2.5 times the rate of fsync under the lock where overlapping fsyncs reach about 3.5 to 4
+    (``benchmarks/store.py``'s race, same runs), and a single writer paid more, so it is not
+    used. Nothing is acknowledged earlier: a
+    caller that holds :meth:`lock` around its appends (as :class:`~skillnb.service.journal.
+    RunJournal` does) gets control back from its ``with`` block only once the fsync is done,
+    and one that calls :meth:`append` alone, once ``append`` returns. Other processes may read
+    lines that are not yet durable (as with ``sync=False``); any of them that appends and
+    acknowledges fsyncs those lines with its own. Should that fsync fail, its lines cannot be
+    cut any more (others may follow them): the error is raised to the writer, whose write is
+    then of unknown durability, and the journal is read again from the file.
+
+    One object may be shared by threads. Several objects, in one process or many, may share a
+    folder: the lock file orders their writes and each sees the others' commits.
+
+    """
+
+    def __init__(
+        self, path: Path, *, phase_hook: PhaseHook | None = None, group_commit: bool = True
+    ) -> None:
+        self._layout = SidecarLayout(Path(path))
+        self._group_commit = group_commit
+        self._hook = phase_hook or _no_hook
+        self._mutex = threading.RLock()
+        self._lock = FileLock(self._layout.lock, self._mutex)
+        self._tail = JournalTail(self._layout.journal, self._layout.check_root)
+        self._blobs = BlobFolder(self._layout.blobs, self._layout.check_root)
+        self._appender = Appender(self._tail, self._hook)
+        self._root_ready = False
+        self._closed = False
+        self._torn_seen: tuple[object, ...] | None = None
+        self._fresh = False  # the tail is current: refreshed while this object holds the lock
+        self._snapshot_size: tuple[tuple[object, ...], int] | None = None  # see snapshot_bytes
+        self._owners_seen = False  # whose the folder is: looked at on the first load
+
+    # -- protocol -----------------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """The sidecar folder."""
+        return str(self._layout.root)
+
+    @property
+    def path(self) -> Path:
+        """The sidecar folder."""
+        return self._layout.root
+
+    def exists(self) -> bool:
+        """Tell whether the journal holds an event or a snapshot exists."""
+        return self.head() > 0 or (self._layout.check_root() and check_file(self._layout.snapshot))
+
+    def run_id(self) -> str | None:
+        """The run this folder holds now, as its journal's header (or snapshot) names it.
+
+        ``None`` when the folder holds no run, or a journal of an older version without the
+        run's id in its header. A reader only: nothing is created or changed.
+        """
+        with self._mutex:
+            self._refresh()
+            if not self._tail.missing:
+                self._notice_torn()
+                return self._tail.run_id
+            snapshot = self._read_snapshot()
+            return snapshot.run_id if snapshot is not None else None
+
+    def lock(self) -> AbstractContextManager[None]:
+        """Take the exclusive writer lock (inter-process, re-entrant for this object)."""
+        return _Held(self)
+
+    def _acquire(self) -> None:
+        if self._closed:
+            self._check_open()
+        try:
+            if not self._root_ready:
+                self._layout.check_root()
+                ensure_dir(self._layout.root, guarded=self._layout.guarded)
+                self._root_ready = True
+            self._lock.acquire()
+        except PermissionError as exc:
+            raise self._named(exc) from None
+
+    def _release(self) -> None:
+        if self._lock.depth != 1:
+            self._lock.release()
+            return
+        self._fresh = False  # other writers may append once we let go
+        if not self._appender.owes_fsync:
+            self._lock.release()
+            return
+        with self._mutex:  # this object's other threads wait for the fsync; processes do not
+            self._lock.release()
+            self._hook("append.unlocked")
+            self._appender.settle()
+
+    def _refresh(self) -> None:
+        """Refuse a closed store; catch the tail up with the journal, once per hold of the lock.
+
+        While this object holds the lock nobody else can change the journal (every writer and
+        every compaction takes the lock first), so one ``lstat`` after taking it is enough for
+        the whole read-validate-append sequence; without the lock, each call looks again.
+        """
+        if self._closed:
+            self._check_open()
+        if not self._fresh or self._tail.identity is None:  # None: no journal, or forgotten
+            self._tail.refresh()
+            self._fresh = self._lock.held
+
+    def head(self) -> int:
+        """Return the latest committed version: a ``stat`` of the journal, plus any new bytes."""
+        with self._mutex:
+            self._refresh()
+            if self._tail.missing:
+                return self._snapshot_version()
+            self._notice_torn()
+            return self._tail.last
+
+    def load(self) -> Loaded:
+        """Read the latest snapshot and every committed event after it.
+
+        Raises:
+            StoreCorrupted: a file is damaged (a torn last line is not damage).
+            NewerFormatError: a file was written by a newer skillnb.
+
+        """
+        with self._mutex:
+            self._check_open()
+            if not self._owners_seen:
+                self._warn_if_foreign()
+            snapshot = self._read_snapshot()
+            events = self._tail.reload()
+            self._notice_torn()
+            after = snapshot.version if snapshot is not None else 0
+            if after > self._tail.last and not self._tail.missing:
+                raise StoreCorrupted(
+                    self._layout.snapshot,
+                    f"snapshot at version {after} but the journal ends at {self._tail.last}",
+                )
+            if after < self._tail.base:
+                # The snapshot is older than the journal (missing, or replaced meanwhile):
+                # the events in between are in the segments.
+                events = list(self.history())
+            return Loaded(snapshot=snapshot, events=_after(events, after))
+
+    def read_since(self, version: int) -> list[Event] | None:
+        """Return events with ``seq > version``; ``None`` when compaction archived some."""
+        with self._mutex:
+            self._refresh()
+            if self._tail.missing:
+                return [] if version >= self._snapshot_version() else None
+            self._notice_torn()
+            if version < self._tail.base:
+                return None
+            return as_list(self._tail.events_after(version))
+
+    def catch_up(self, version: int, run_id: str | None) -> Sequence[Event] | None:
+        """Events of run ``run_id`` with ``seq > version``, or ``None``: load again.
+
+        One look at the journal answers what :meth:`read_since`, :meth:`run_id` and
+        :meth:`head` would together: ``None`` when some of those events were archived by a
+        compaction, when the folder now holds another run (``run_id`` given and different), or
+        when the journal ends before ``version`` (another, shorter run, or none).
+        """
+        with self._mutex:
+            self._refresh()
+            tail = self._tail
+            if tail.missing:
+                snapshot = self._read_snapshot()
+                found = snapshot.run_id if snapshot is not None else None
+                head = snapshot.version if snapshot is not None else 0
+                other = run_id is not None and found is not None and found != run_id
+                return None if version != head or other else []
+            if tail.size > tail.end:
+                self._notice_torn()
+            if version < tail.base or version > tail.last:
+                return None
+            if run_id is not None and tail.run_id is not None and tail.run_id != run_id:
+                return None
+            return tail.events_after(version) if version < tail.last else []
+
+    def append(
+        self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
+    ) -> list[Event]:
+        """Commit ``drafts`` durably as the next versions, all or nothing.
+
+        With ``sync=False`` the lines are written but not fsynced: other readers see them and
+        they survive a crash of this process, and the next synced append makes them durable
+        against a crash of the machine too (fsync flushes the whole file).
+
+        Raises:
+            ConflictError: ``expected_version`` is not the latest committed version.
+            EventRejected: a draft's data is not JSON, nests too deep, or makes a line over the
+                journal's limit (a ``ValueError`` and a ``SkillnbError``; nothing is written).
+
+        """
+        self._acquire()  # what ``with self.lock()`` does, on the path every commit takes
+        try:
+            fd = self._prepare_append()
+            head = self._tail.last if fd is not None else self._snapshot_version()
+            if expected_version != head:
+                raise ConflictError(expected_version, head)
+            if not drafts:
+                return []
+            if len(drafts) == 1:  # the usual append: one event
+                checked = [type(drafts[0]) is CheckedDraft]
+                events = [event_from_draft(head + 1, drafts[0], checked[0])]
+            else:
+                checked = [type(d) is CheckedDraft for d in drafts]
+                events = [
+                    event_from_draft(head + i, d, c)
+                    for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
+                ]
+            data = encode_events(events, checked)
+            if fd is None:
+                self._create_journal(head, _created_run(drafts), data)
+                return events
+            try:  # with group commit, fsynced once the lock is let go (see _release)
+                self._appender.write(data, sync=sync, later=self._group_commit)
+            except BaseException:
+                self._fresh = False  # cut again, and the tail forgot the file
+                raise
+            self._tail.appended(events, data)
+            return events
+        finally:
+            self._release()
+
+    def compact(self, state: RunState) -> None:
+        """Write ``state`` as the snapshot, archive the live journal, start a fresh one.
+
+        Raises:
+            ConflictError: ``state.version`` is not the latest committed version.
+
+        """
+        with self.lock():
+            self._fresh = False  # recovery below may replace the journal
+            check_file(self._layout.snapshot)  # refuse symlinks before changing anything
+            check_dir(self._layout.segments)
+            sweep_temp_files(self._layout.root)
+            sweep_temp_files(self._layout.segments)
+            recover(self._layout, self._tail, self._hook)
+            fd = self._prepare_append()
+            head = self._tail.last if fd is not None else self._snapshot_version()
+            if state.version != head:
+                raise ConflictError(state.version, head)
+            snapshot = encode_snapshot(state)
+            run_id = state.run_id or self._tail.run_id or None
+            if fd is None or self._tail.last == self._tail.base:
+                atomic_write(
+                    self._layout.snapshot, snapshot, hook=self._hook, phase="compact.snapshot"
+                )
+                self._hook("compact.snapshot")
+                if fd is None and head:
+                    self._create_journal(head, run_id, b"")
+            else:
+                compact_journal(self._layout, self._tail, snapshot, self._hook, run_id=run_id)
+            self._snapshot_size = None
+
+    def history(self) -> Iterator[Event]:
+        """Every committed event from version 1: the archived segments, then the live journal.
+
+        Raises:
+            StoreCorrupted: a file is damaged, or segments are missing.
+
+        """
+        self._check_open()
+        return read_history(self._layout)
+
+    def live_bytes(self) -> int:
+        """Bytes of committed lines in the live journal (what compaction would archive)."""
+        with self._mutex:
+            self._refresh()
+            return self._tail.end
+
+    def snapshot_bytes(self) -> int:
+        """Size of the snapshot file (0 when there is none yet)."""
+        # Only a compaction writes the snapshot. When the journal holds events, a compaction
+        # replaces it with a new file; so while it is the same file (kept open by the tail, its
+        # inode cannot be reused), the size measured beside it still holds.
+        with self._mutex:
+            self._refresh()
+            tail = self._tail
+            seen = (tail.identity, tail.base)
+            if self._snapshot_size is not None and self._snapshot_size[0] == seen:
+                return self._snapshot_size[1]
+            try:
+                size = self._layout.snapshot.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            holds_events = tail.identity is not None and tail.last > tail.base
+            self._snapshot_size = (seen, size) if holds_events else None
+        return size
+
+    def pack(self) -> int:
+        """Pack the archived segments into one gzip segment (:mod:`~skillnb.store.sidecar.packing`).
+
+        Returns:
+            How many segment files the packed one replaced (0 when there was nothing to do).
+
+        """
+        with self.lock():
+            sweep_temp_files(self._layout.segments)
+            return pack_segments(self._layout)
+
+    def put_blob(self, data: bytes) -> str:
+        """Store ``data`` under its content hash and return ``sha256:<hex>``."""
+        self._check_open()
+        return self._blobs.put(data)
+
+    def get_blob(self, ref: str) -> bytes:
+        """Return the bytes stored under ``ref``, checked against their hash.
+
+        Raises:
+            StoreCorrupted: ``ref`` is malformed or escapes ``blobs/``, or the content is damaged.
+            KeyError: no blob has that reference.
+
+        """
+        self._check_open()
+        return self._blobs.get(ref)
+
+    def close(self) -> None:
+        """Close the files and release the lock; the store may not be used afterwards."""
+        with self._mutex:
+            self._closed = True
+            try:
+                self._appender.close()
+            finally:
+                self._tail.close()
+                self._lock.close()
+
+    def __repr__(self) -> str:
+        return f"SidecarStore({str(self._layout.root)!r})"
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _prepare_append(self) -> int | None:
+        """With the lock held: catch up, move a torn tail aside; the append descriptor.
+
+        Returns ``None`` when there is no journal yet (the next append creates it). A compaction
+        cut short needs no attention here: every state it can leave is one that appends continue
+        correctly from (see :mod:`skillnb.store.sidecar.compaction`); the next compaction finishes
+        or abandons it.
+        """
+        self._refresh()
+        if self._tail.missing:
+            return None
+        try:
+            fd = self._appender.descriptor()
+        except PermissionError as exc:
+            raise self._named(exc) from None
+        if self._tail.size > self._tail.end:
+            self._move_torn_tail()
+        return fd
+
+    def _named(self, exc: PermissionError) -> PermissionError:
+        """``exc`` naming the file refused (its owner and mode), the folder when it names none."""
+        return permission_error(exc, Path(exc.filename) if exc.filename else self._layout.root)
+
+    def _warn_if_foreign(self) -> None:
+        """Warn once when the folder or a file in it is another user's, or anyone may write it."""
+        self._owners_seen = True
+        if self._layout.check_root():
+            warn_if_exposed(self._layout.root, _OWNED, stacklevel=5)
+
+    def _create_journal(self, base: int, run_id: str | None, lines: bytes) -> None:
+        """Create the journal with its header and first lines, atomically (lock held)."""
+        if run_id is None and base:
+            snapshot = self._read_snapshot()
+            run_id = snapshot.run_id or None if snapshot is not None else None
+        header = encode_header(base, run_id) if base or run_id is not None else b""
+        try:
+            atomic_write(
+                self._layout.journal, header + lines, hook=self._hook, phase="append.create"
+            )
+        except PermissionError as exc:
+            raise self._named(exc) from None
+        self._hook("append.synced")
+        self._tail.reload()
+
+    def _move_torn_tail(self) -> None:
+        """Move what a crashed writer left after the last committed line aside, then cut it.
+
+        Those bytes were never acknowledged (a torn final fragment, or the first lines of an
+        append whose last line never came); they are kept beside the journal, never dropped
+        silently, and a :class:`TornWriteWarning` names where.
+        """
+        torn = self._tail.uncommitted_bytes()
+        kept = aside_path(self._layout.journal, "tail")
+        atomic_write(kept, torn)
+        self._appender.cut_to(self._tail.end)
+        line = self._tail.lines + 1
+        self._tail.refresh()
+        warnings.warn(
+            f"{self._layout.journal}:{line}: moved {len(torn)} bytes of an unfinished write (a "
+            f"crash?) to {kept}; they were never acknowledged",
+            TornWriteWarning,
+            stacklevel=4,
+        )
+
+    def _notice_torn(self) -> None:
+        """Warn, once per state, that readers ignore a torn tail no writer is finishing."""
+        tail = self._tail
+        if tail.size <= tail.end or self._lock.held:
+            return
+        seen = (tail.identity, tail.end, tail.size)
+        if seen == self._torn_seen or self._writer_active():
+            return
+        self._torn_seen = seen
+        warnings.warn(
+            f"{tail.path}:{tail.lines + 1}: ignoring {tail.size - tail.end} bytes of an "
+            "unfinished write (a crash?); the next write moves them aside",
+            TornWriteWarning,
+            stacklevel=3,
+        )
+
+    def _writer_active(self) -> bool:
+        """Tell whether a writer holds the lock now (probed without creating the lock file)."""
+        return lock_is_held(self._layout.lock)
+
+    def _snapshot_version(self) -> int:
+        """Read the snapshot's version (0 without one); only needed when the journal is missing."""
+        snapshot = self._read_snapshot()
+        return snapshot.version if snapshot is not None else 0
+
+    def _read_snapshot(self) -> RunState | None:
+        if not self._layout.check_root():
+            return None
+        return read_snapshot(self._layout.snapshot)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError(f"{self!r} is closed")
