@@ -490,7 +490,12 @@ class Run(Closing):
         )
         if stable and remembered is not None:
             remembered = remembered.replace(self.id, "this run")
-        recalled = self._recalled_lines(recall, stable) if recall else []
+        recalled = []
+        if recall and self.workflow is not None:
+            from skillnb.memory.archive import recalled_lines
+
+            query = recall if isinstance(recall, str) else None
+            recalled = recalled_lines(self, query, stable=stable, env=self.journal.env)
         return render_summary(
             stable_view(view) if stable else view,
             max_chars=max_chars,
@@ -502,17 +507,6 @@ class Run(Closing):
     def close(self) -> None:
         """Release the run's files and locks (idempotent); the run may not be used after."""
         self.journal.close()
-
-    def _recalled_lines(self, recall: str | bool, stable: bool) -> list[str]:
-        if self.workflow is None:
-            return []
-        found = self.recall(recall if isinstance(recall, str) else None)
-        if stable:
-            return [
-                f"[earlier run, {r.state or 'no state'}] {r.text.replace(r.run_id, 'earlier run')}"
-                for r in found
-            ]
-        return [r.line() for r in found]
 
     def __repr__(self) -> str:
         state = self.journal.state

@@ -47,6 +47,7 @@ __all__ = [
     "default_query",
     "read_record",
     "recall_for",
+    "recalled_lines",
 ]
 
 ARCHIVE_VERSION = 1
@@ -267,3 +268,16 @@ def recall_for(
     index = RecallIndex(_skill(run), root=root, env=env)
     text = query if query is not None else default_query(run)
     return index.recall(text, k, state=state if state is not None else run.state)
+
+
+def recalled_lines(
+    run: _Archivable, query: str | None, *, stable: bool, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """The recalled items a summary shows, one line each (``stable``: no run ids, no dates)."""
+    found = recall_for(run, query, env=env)
+    if stable:
+        return [
+            f"[earlier run, {r.state or 'no state'}] {r.text.replace(r.run_id, 'earlier run')}"
+            for r in found
+        ]
+    return [r.line() for r in found]
