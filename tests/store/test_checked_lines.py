@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft
+from skillnb.errors import ConflictError
 from skillnb.run import open_run
 from skillnb.store.sidecar import journal
 from skillnb.store.sidecar.journal import EventRejected, encode_events
@@ -118,4 +119,56 @@ def test_nan_in_a_plain_draft_is_refused_whatever_the_encoder(tmp_path: Path) ->
     with pytest.raises(EventRejected, match="not JSON"):
         store.append([EventDraft(type="note", at=at, data={"x": float("nan")})], expected_version=0)
     assert store.head() == 0
+    store.close()
+
+
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_the_one_line_append_writes_the_bytes_of_the_general_path(value: Any) -> None:
+    """``encode_one`` (one checked draft) gives exactly what ``encode_events`` gives."""
+    at = datetime(2026, 12, 1, 3, 4, 5, 123456, tzinfo=timezone(timedelta(hours=1)))
+    draft = CheckedDraft.of("fact.formalized", at, {"fact": {"key": "k", "value": value}})
+    event = Event(seq=7, type=draft.type, at=draft.at, data=draft.data)
+    line = journal.encode_one(7, draft)
+    assert line is None or line == encode_events([event], [True])
+    if value != 2**70:  # what orjson cannot write is left to the general path
+        assert line is not None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"surrogate": "\ud800"},
+        {"deep": json.loads("[" * 200 + "]" * 200)},
+        {"fact": {"key": "<script>x</script>", "value": 1}},
+        {"fact": {"key": "k", "note": "n" * 20_000}},
+    ],
+    ids=["lone-surrogate", "too-deep", "markup-key", "long-note"],
+)
+def test_one_checked_draft_the_journal_refuses_writes_nothing(
+    tmp_path: Path, data: dict[str, Any]
+) -> None:
+    """The one-line append refuses what the general path refuses, and the journal stays."""
+    store = SidecarStore(tmp_path / "run")
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    store.append([CheckedDraft.of("note", at, {"first": True})], expected_version=0)
+    size = (tmp_path / "run" / "journal.jsonl").stat().st_size
+    with pytest.raises(EventRejected):
+        store.append([CheckedDraft.of("fact.formalized", at, data)], expected_version=1)
+    assert store.head() == 1
+    assert (tmp_path / "run" / "journal.jsonl").stat().st_size == size
+    store.close()
+
+
+def test_one_checked_draft_at_an_old_version_is_a_conflict(tmp_path: Path) -> None:
+    """Encoded for the version the writer expects; committed only if it still is the head."""
+    store = SidecarStore(tmp_path / "run")
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for version in range(3):
+        [event] = store.append(
+            [CheckedDraft.of("note", at, {"n": version})], expected_version=version
+        )
+        assert event.seq == version + 1
+    with pytest.raises(ConflictError):
+        store.append([CheckedDraft.of("note", at, {"n": 9})], expected_version=1)
+    assert [e.data["n"] for e in store.load().events] == [0, 1, 2]
     store.close()

@@ -59,7 +59,7 @@ from skillnb.core.limits import (
     events_pass,
 )
 from skillnb.core.runstate.eventrecords import EventRecords
-from skillnb.core.runstate.records import RECORD_VERSION, Event
+from skillnb.core.runstate.records import RECORD_VERSION, CheckedDraft, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
@@ -81,6 +81,7 @@ __all__ = [
     "describe_validation_error",
     "encode_events",
     "encode_header",
+    "encode_one",
     "event_text",
     "looks_like_journal",
     "names_problem",
@@ -161,7 +162,7 @@ def _event_json(event: Event, checked: bool = False) -> bytes:
     body = _checked_json(event) if checked else None
     if body is not None:
         if body.count(b"[") + body.count(b"{") > MAX_DEPTH and json_depth_exceeds(body):
-            raise EventRejected(_too_deep(event))
+            raise EventRejected(_too_deep(event.seq, event.type))
         return body
     try:
         text = _LINE_JSON.encode(
@@ -179,13 +180,13 @@ def _event_json(event: Event, checked: bool = False) -> bytes:
             f"event {event.seq} ({event.type}) cannot be journaled, its data is not JSON: {exc}"
         ) from exc
     if json_depth_exceeds(body, MAX_DEPTH):
-        raise EventRejected(_too_deep(event))
+        raise EventRejected(_too_deep(event.seq, event.type))
     return body
 
 
-def _too_deep(event: Event) -> str:
+def _too_deep(seq: int, type_: str) -> str:
     return (
-        f"event {event.seq} ({event.type}) nests more than {MAX_DEPTH} levels deep; "
+        f"event {seq} ({type_}) nests more than {MAX_DEPTH} levels deep; "
         "flatten the value or store it as text"
     )
 
@@ -243,6 +244,44 @@ def encode_events(events: Sequence[Event], checked: Sequence[bool] = ()) -> byte
         return _sealed_line(events[0], False, bool(checked) and checked[0])
     flags = [*checked, *[False] * (len(events) - len(checked))]
     return b"".join(_sealed_line(e, i < last, flags[i]) for i, e in enumerate(events))
+
+
+def encode_one(seq: int, draft: CheckedDraft) -> bytes | None:
+    """The line of an append of ``draft`` alone, committed as event ``seq``: the usual append.
+
+    The same bytes as :func:`encode_events` gives for that event, checked the same way, made
+    in one step for the append every fact write makes. ``None``: it is not made here (no
+    ``orjson``, or data it would not write as the standard library does): the general path
+    decides.
+
+    Raises:
+        EventRejected: what :func:`encode_events` would refuse.
+
+    """
+    at = draft.at
+    offset = at.utcoffset()
+    if orjson is None or offset is None or offset.seconds % 60 or offset.microseconds:
+        return None
+    type_, data = draft.type, draft.data
+    if type_ in NAMED_EVENTS:
+        problem = event_problem(type_, data)
+        if problem is not None:
+            raise EventRejected(f"event {seq} cannot be journaled: {problem}")
+    try:
+        body = orjson.dumps(
+            {"v": RECORD_VERSION, "seq": seq, "type": type_, "at": at, "data": data}
+        )
+    except TypeError:  # orjson.JSONEncodeError is one
+        return None
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and json_depth_exceeds(body):
+        raise EventRejected(_too_deep(seq, type_))
+    if len(body) + _CRC_TAIL - 1 > MAX_LINE_BYTES:
+        raise EventRejected(
+            f"event {seq} ({type_}) is {len(body) + _CRC_TAIL - 1} bytes as a journal line, "
+            f"over the journal's {MAX_LINE_BYTES}-byte line limit; store large values as blobs"
+        )
+    # The checksum covers the line without ',"crc":"…"': exactly the object orjson wrote.
+    return b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
 
 
 def encode_header(base: int, run_id: str | None = None) -> bytes:

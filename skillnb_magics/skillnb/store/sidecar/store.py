@@ -62,7 +62,7 @@ from skillnb.store.sidecar.appender import Appender
 from skillnb.store.sidecar.blobs import BlobFolder
 from skillnb.store.sidecar.compaction import compact_journal, recover
 from skillnb.store.sidecar.history import read_history
-from skillnb.store.sidecar.journal import encode_events, encode_header
+from skillnb.store.sidecar.journal import encode_events, encode_header, encode_one
 from skillnb.store.sidecar.layout import SidecarLayout, sidecar_dir_for
 from skillnb.store.sidecar.packing import pack_segments
 from skillnb.store.sidecar.snapshot import encode_snapshot, read_snapshot
@@ -328,6 +328,10 @@ class SidecarStore(Closing):
                 journal's limit (a ``ValueError`` and a ``SkillnbError``; nothing is written).
 
         """
+        if len(drafts) == 1 and type(drafts[0]) is CheckedDraft:
+            line = encode_one(expected_version + 1, drafts[0])  # its seq, if it commits at all
+            if line is not None:
+                return [self._append_line(drafts[0], line, expected_version, sync)]
         self._acquire()  # what ``with self.lock()`` does, on the path every commit takes
         try:
             fd = self._prepare_append()
@@ -356,6 +360,29 @@ class SidecarStore(Closing):
                 raise
             self._tail.appended(events, data)
             return events
+        finally:
+            self._release()
+
+    def _append_line(self, draft: CheckedDraft, line: bytes, expected: int, sync: bool) -> Event:
+        """:meth:`append` of one checked draft, its ``line`` encoded already (the usual append)."""
+        self._acquire()
+        try:
+            fd = self._prepare_append()
+            tail = self._tail
+            head = tail.last if fd is not None else self._snapshot_version()
+            if expected != head:
+                raise ConflictError(expected, head)
+            event = event_from_draft(head + 1, draft, True)
+            if fd is None:
+                self._create_journal(head, _created_run((draft,)), line)
+                return event
+            try:
+                self._appender.write(line, sync=sync, later=self._group_commit)
+            except BaseException:
+                self._fresh = False
+                raise
+            tail.appended_one(event, len(line))
+            return event
         finally:
             self._release()
 
