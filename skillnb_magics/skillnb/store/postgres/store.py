@@ -51,13 +51,19 @@ __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
 _HEAD = "SELECT coalesce(max(seq), 0) FROM skillnb_events WHERE run = %s"
+_CATCH_UP = "SELECT seq, line FROM skillnb_events WHERE run = %s AND seq >= %s ORDER BY seq"
 _HISTORY_PAGE = 2000
 _CONTENDED = 16
 """Appends after a refusal that answer their own refusal (others write to this run too)."""
 
 
 class _Speculation:
-    """:meth:`PostgresStore.speculate`'s block (a plain class: it runs once per commit)."""
+    """:meth:`PostgresStore.speculate`'s block (a plain class: it runs once per commit).
+
+    Each store keeps one: the block holds the store's mutex from entry to exit, so a thread
+    enters it only after another left it, and one nested in it (same thread) changes
+    nothing its outer block relies on.
+    """
 
     __slots__ = ("_began", "_store")
 
@@ -81,6 +87,25 @@ class _Speculation:
         if self._began:
             store._speculating = self._began = False
         store._mutex.release()
+
+
+def _encoded(drafts: Sequence[EventDraft], after: int) -> tuple[list[Event], list[bytes]]:
+    """The events ``drafts`` become after version ``after``, and their journal lines.
+
+    The journal's own encoding: same JSON and size checks, same text as a sidecar line (kept
+    as UTF-8 bytes: the one-event statement sends them as they are).
+    """
+    if len(drafts) == 1:  # a commit's usual size: no lists to zip
+        draft = drafts[0]
+        checked = type(draft) is CheckedDraft
+        event = event_from_draft(after + 1, draft, checked)
+        return [event], [event_text(event, checked)]
+    events, lines = [], []
+    for seq, draft in enumerate(drafts, start=after + 1):
+        checked = type(draft) is CheckedDraft
+        events.append(event_from_draft(seq, draft, checked))
+        lines.append(event_text(events[-1], checked))
+    return events, lines
 
 
 class PostgresStore(Closing):
@@ -118,6 +143,7 @@ class PostgresStore(Closing):
         self._locked_head: int | None = None  # the head, known while this object holds the lock
         self._known: int | None = None  # the head as this object last saw it (may be stale)
         self._speculating = False
+        self._speculation = _Speculation(self)
         self._contended = 0  # appends left that answer their own refusal (see _CONTENDED)
         self._missed: tuple[int, list[str]] | None = None  # lines after a version, from a conflict
         self._closed = False
@@ -158,7 +184,7 @@ class PostgresStore(Closing):
         :class:`~skillnb.errors.ConflictError`, writes nothing, and the caller starts again
         outside the block (see ``RunJournal.commit``).
         """
-        return _Speculation(self)
+        return self._speculation
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -263,6 +289,33 @@ class PostgresStore(Closing):
                 self._known = int(rows[-1][0])
         return [decode_event(self.location, int(s), str(line)) for s, line in rows]
 
+    def catch_up(self, version: int, run_id: str | None) -> list[Event] | None:
+        """The events with ``seq > version``, or ``None`` when the run ends before ``version``.
+
+        What :meth:`read_since` and :meth:`head` tell together (the run's journal caller
+        then loads again), in one call and at most one query: while the head is known (the
+        lock is held, or inside :meth:`speculate`) it answers from it without asking the
+        server; otherwise one statement reads event ``version`` and those after it (event
+        ``version`` only shows that the run reaches that far: no second query for the head).
+        ``run_id`` is accepted for the protocol; a database run is named, not numbered.
+        """
+        del run_id
+        with self._mutex:
+            known = self._locked_head
+            if known is None and self._speculating:
+                known = self._known
+            if known is not None and version >= known:
+                return [] if version == known else None
+            missed = self._take_missed(version)
+            if missed:
+                return missed
+            rows = self._call(lambda c: c.execute(_CATCH_UP, (self.name, version)).fetchall())
+            if version > 0 and not rows:
+                return None  # not even event ``version``: another, shorter run (or none)
+            if rows:
+                self._known = int(rows[-1][0])
+        return [decode_event(self.location, int(s), str(line)) for s, line in rows if s > version]
+
     def append(
         self, drafts: Sequence[EventDraft], *, expected_version: int, sync: bool = True
     ) -> list[Event]:
@@ -278,14 +331,7 @@ class PostgresStore(Closing):
             StoreReadOnly: the role may not write.
 
         """
-        checked = [type(d) is CheckedDraft for d in drafts]
-        events = [
-            event_from_draft(expected_version + i, d, c)
-            for i, (d, c) in enumerate(zip(drafts, checked, strict=True), start=1)
-        ]
-        # The journal's own encoding: same JSON and size checks, same text as a sidecar line
-        # (kept as UTF-8 bytes: the one-event statement sends them as they are).
-        lines = [event_text(e, c) for e, c in zip(events, checked, strict=True)]
+        events, lines = _encoded(drafts, expected_version)
         name = self.name
 
         def write(conn: Conn) -> int:
@@ -317,7 +363,8 @@ class PostgresStore(Closing):
             return expected_version + len(lines)
 
         with self._mutex:
-            head = self._call(write, recover)
+            self._check_open()
+            head = self._session.run(write, recover=recover)
             self._known = head
             if self._locked_head is not None:
                 self._locked_head = head
