@@ -288,3 +288,19 @@ def test_fork_from_refuses_what_it_cannot_copy(ip: RaisingShell, notebook: Path)
         cell(ip, "%skillnb fork-from report.ipynb")
     with open_run(notebook) as run:
         assert set(run.facts) == {"mine"}
+
+
+def test_a_neighbours_torn_tail_is_not_news_when_following(tmp_path: Path) -> None:
+    """Looking for a renamed notebook's run reads the sidecars nearby without warning of theirs.
+
+    A neighbour that crashed mid-write warns when it is opened itself; a rename next to it
+    says nothing about it (the search reads it only to learn which run it holds).
+    """
+    finished(tmp_path / "other.ipynb")
+    with (sidecar_dir_for(tmp_path / "other.ipynb") / "journal.jsonl").open("ab") as journal:
+        journal.write(b'{"v":1,"seq":99,"ty')  # a crashed writer's torn last line
+    run_id = finished(tmp_path / "tickets.ipynb")
+    (tmp_path / "tickets.ipynb").rename(tmp_path / "triage.ipynb")
+    binding = follow(tmp_path / "triage.ipynb")  # warnings are errors in this suite
+    assert binding is not None
+    assert binding.run_id == run_id

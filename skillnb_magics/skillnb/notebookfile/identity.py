@@ -32,11 +32,12 @@ import errno
 import os
 import re
 import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from skillnb.errors import SkillnbError
+from skillnb.errors import SkillnbError, SkillnbWarning
 
 if TYPE_CHECKING:
     from skillnb.core.contract.shapes import CopyOf
@@ -198,7 +199,9 @@ def sidecar_run_id(folder: Path) -> str | None:
     except (SkillnbError, OSError):
         return None
     try:
-        return store.run_id()
+        with warnings.catch_warnings():  # a look at a neighbour: its torn tail is not news here
+            warnings.simplefilter("ignore", SkillnbWarning)
+            return store.run_id()
     except (SkillnbError, OSError):
         return None
     finally:
