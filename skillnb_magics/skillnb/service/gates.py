@@ -20,7 +20,16 @@ from skillnb.core.gates import bending
 from skillnb.core.gates import evaluate as gate_eval
 from skillnb.core.gates.evaluate import DEFAULT_PROFILE, GateContext, GateSpec
 from skillnb.core.gates.registry import Registry, default_registry
-from skillnb.core.runstate.records import Approval, Event, EventDraft, GateReport, RunState
+from skillnb.core.limits import check_event
+from skillnb.core.runstate.records import (
+    Approval,
+    CheckedDraft,
+    Event,
+    EventDraft,
+    GateReport,
+    JsonValue,
+    RunState,
+)
 from skillnb.core.runstate.state import state_entry_seq
 from skillnb.errors import GateBlocked, SkillnbError, TransitionNotAllowed
 from skillnb.service.approvals import (
@@ -454,21 +463,32 @@ class Gates:
         if fallback is not None:
             extra["fallback"] = fallback
         transition = self._applying(state, trigger)
-        drafts = [
-            journal.draft(
-                "transition.fired",
-                trigger=trigger,
-                action=transition.action,
-                **{"from": state.state, "to": transition.target},
-                **extra,
-            )
-        ]
+        data: dict[str, JsonValue] = {
+            "trigger": trigger,
+            "action": transition.action,
+            "from": state.state,
+            "to": transition.target,
+            **extra,
+        }
+        drafts = [_fired_draft(journal, data, plain=fallback is None)]
         entry = state_entry_seq(state)
         for approval in state.approvals.values():
             open_ = approval.status in ("pending", "approved") and approval.requested_seq > entry
             if open_ and approval.id not in consumed:
                 drafts.append(journal.draft("approval.expired", id=approval.id))
         return drafts
+
+
+def _fired_draft(journal: RunJournal, data: dict[str, JsonValue], *, plain: bool) -> EventDraft:
+    """The ``transition.fired`` draft of ``data``: checked, and not validated again when plain.
+
+    Plain: every value a ``str`` or ``None`` (the usual firing), which is strict JSON as it is,
+    so the store may encode it with its fast encoder (see :class:`CheckedDraft`).
+    """
+    if not plain or not all(v is None or type(v) is str for v in data.values()):
+        return journal.draft("transition.fired", **data)
+    check_event("transition.fired", data)  # every draft's checks, without validating again
+    return CheckedDraft.of("transition.fired", journal.clock(), data)
 
 
 def _say_asked_again(report: GateReport, specs: Sequence[GateSpec], state: RunState) -> None:

@@ -200,11 +200,13 @@ def evaluate(specs: Sequence[GateSpec], ctx: GateContext) -> GateReport:
         A report with one result per gate, in evaluation order.
 
     """
-    facts = types.MappingProxyType(dict(ctx.facts))
-    if ctx.total is None:
-        ctx = dataclasses.replace(ctx, total=TotalBudget())
-    ordered = sorted(specs, key=lambda s: GATE_KINDS.index(s.kind))
-    results = [_evaluate_one(spec, ctx, facts) for spec in ordered]
+    results: list[GateResult] = []
+    if specs:  # no gate (a plain %%gate TRIGGER): no facts to copy, no budget to share
+        facts = types.MappingProxyType(dict(ctx.facts))
+        if ctx.total is None:
+            ctx = dataclasses.replace(ctx, total=TotalBudget())
+        ordered = sorted(specs, key=lambda s: GATE_KINDS.index(s.kind))
+        results = [_evaluate_one(spec, ctx, facts) for spec in ordered]
     return GateReport(
         trigger=ctx.trigger,
         state=ctx.state,
