@@ -44,6 +44,7 @@ import zlib
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from itertools import compress
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -147,15 +148,27 @@ def _checked_json(event: Event) -> bytes | None:
     same way (an integer beyond 64 bits, a lone surrogate, an offset of seconds) is left to
     the standard library, which decides.
     """
-    at = event.at
-    offset = at.utcoffset()
-    if orjson is None or offset is None or offset.seconds % 60 or offset.microseconds:
+    if not _orjson_writes(event.at):
         return None
-    line = {"v": event.v, "seq": event.seq, "type": event.type, "at": at, "data": event.data}
+    line = {"v": event.v, "seq": event.seq, "type": event.type, "at": event.at, "data": event.data}
     try:
         return orjson.dumps(line)
     except TypeError:  # orjson.JSONEncodeError is one
         return None
+
+
+def _orjson_writes(at: datetime) -> bool:
+    """Tell whether ``orjson`` is here and writes ``at`` as the standard library does.
+
+    It does for an aware time whose offset is whole minutes.
+    """
+    offset = at.utcoffset()
+    return (
+        orjson is not None
+        and offset is not None
+        and not offset.seconds % 60
+        and not offset.microseconds
+    )
 
 
 def _event_json(event: Event, checked: bool = False) -> bytes:
@@ -214,11 +227,15 @@ def _sealed_line(event: Event, more: bool, checked: bool) -> bytes:
     body = _event_json(event, checked)[:-1]
     line = _seal(body + _MORE if more else body)
     if len(line) - 1 > MAX_LINE_BYTES:
-        raise EventRejected(
-            f"event {event.seq} ({event.type}) is {len(line) - 1} bytes as a journal line, over "
-            f"the journal's {MAX_LINE_BYTES}-byte line limit; store large values as blobs"
-        )
+        raise EventRejected(_too_long(event.seq, event.type, len(line) - 1))
     return line
+
+
+def _too_long(seq: int, type_: str, size: int) -> str:
+    return (
+        f"event {seq} ({type_}) is {size} bytes as a journal line, over the journal's "
+        f"{MAX_LINE_BYTES}-byte line limit; store large values as blobs"
+    )
 
 
 def encode_events(events: Sequence[Event], checked: Sequence[bool] = ()) -> bytes:
@@ -259,8 +276,7 @@ def encode_one(seq: int, draft: CheckedDraft) -> bytes | None:
 
     """
     at = draft.at
-    offset = at.utcoffset()
-    if orjson is None or offset is None or offset.seconds % 60 or offset.microseconds:
+    if not _orjson_writes(at):
         return None
     type_, data = draft.type, draft.data
     if type_ in NAMED_EVENTS:
@@ -275,11 +291,9 @@ def encode_one(seq: int, draft: CheckedDraft) -> bytes | None:
         return None
     if body.count(b"[") + body.count(b"{") > MAX_DEPTH and json_depth_exceeds(body):
         raise EventRejected(_too_deep(seq, type_))
-    if len(body) + _CRC_TAIL - 1 > MAX_LINE_BYTES:
-        raise EventRejected(
-            f"event {seq} ({type_}) is {len(body) + _CRC_TAIL - 1} bytes as a journal line, "
-            f"over the journal's {MAX_LINE_BYTES}-byte line limit; store large values as blobs"
-        )
+    size = len(body) - 1 + _CRC_TAIL  # the sealed line, newline excluded
+    if size > MAX_LINE_BYTES:
+        raise EventRejected(_too_long(seq, type_, size))
     # The checksum covers the line without ',"crc":"…"': exactly the object orjson wrote.
     return b'%s,"crc":"%08x"}\n' % (body[:-1], zlib.crc32(body))
 

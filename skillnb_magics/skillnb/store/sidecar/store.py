@@ -98,6 +98,28 @@ def _created_run(drafts: Sequence[EventDraft]) -> str | None:
     return None
 
 
+def _encoded(drafts: Sequence[EventDraft], after: int) -> tuple[list[Event], bytes]:
+    """The events ``drafts`` become after version ``after``, and their journal lines.
+
+    Made before the writer lock is taken: an append commits at ``after + 1`` or not at all.
+    One checked draft (every fact write makes one) is encoded in one step.
+
+    Raises:
+        EventRejected: a draft the journal cannot hold.
+
+    """
+    if len(drafts) == 1 and type(drafts[0]) is CheckedDraft:
+        line = encode_one(after + 1, drafts[0])
+        if line is not None:
+            return [event_from_draft(after + 1, drafts[0], True)], line
+    checked = [type(d) is CheckedDraft for d in drafts]
+    events = [
+        event_from_draft(after + i, d, c)
+        for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
+    ]
+    return events, encode_events(events, checked) if events else b""
+
+
 class _Held:
     """The writer lock held for a ``with`` block (a class: it is taken on every write)."""
 
@@ -328,28 +350,15 @@ class SidecarStore(Closing):
                 journal's limit (a ``ValueError`` and a ``SkillnbError``; nothing is written).
 
         """
-        if len(drafts) == 1 and type(drafts[0]) is CheckedDraft:
-            line = encode_one(expected_version + 1, drafts[0])  # its seq, if it commits at all
-            if line is not None:
-                return [self._append_line(drafts[0], line, expected_version, sync)]
+        events, data = _encoded(drafts, expected_version)  # their seqs, if they commit at all
         self._acquire()  # what ``with self.lock()`` does, on the path every commit takes
         try:
             fd = self._prepare_append()
             head = self._tail.last if fd is not None else self._snapshot_version()
             if expected_version != head:
                 raise ConflictError(expected_version, head)
-            if not drafts:
+            if not events:
                 return []
-            if len(drafts) == 1:  # the usual append: one event
-                checked = [type(drafts[0]) is CheckedDraft]
-                events = [event_from_draft(head + 1, drafts[0], checked[0])]
-            else:
-                checked = [type(d) is CheckedDraft for d in drafts]
-                events = [
-                    event_from_draft(head + i, d, c)
-                    for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
-                ]
-            data = encode_events(events, checked)
             if fd is None:
                 self._create_journal(head, _created_run(drafts), data)
                 return events
@@ -360,29 +369,6 @@ class SidecarStore(Closing):
                 raise
             self._tail.appended(events, data)
             return events
-        finally:
-            self._release()
-
-    def _append_line(self, draft: CheckedDraft, line: bytes, expected: int, sync: bool) -> Event:
-        """:meth:`append` of one checked draft, its ``line`` encoded already (the usual append)."""
-        self._acquire()
-        try:
-            fd = self._prepare_append()
-            tail = self._tail
-            head = tail.last if fd is not None else self._snapshot_version()
-            if expected != head:
-                raise ConflictError(expected, head)
-            event = event_from_draft(head + 1, draft, True)
-            if fd is None:
-                self._create_journal(head, _created_run((draft,)), line)
-                return event
-            try:
-                self._appender.write(line, sync=sync, later=self._group_commit)
-            except BaseException:
-                self._fresh = False
-                raise
-            tail.appended_one(event, len(line))
-            return event
         finally:
             self._release()
 

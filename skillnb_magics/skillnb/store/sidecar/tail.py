@@ -163,14 +163,6 @@ class JournalTail:
         self._offsets.extend(offsets)
         self.last += count
 
-    def appended_one(self, event: Event, size: int) -> None:
-        """Record that this process appended ``event`` as one line of ``size`` bytes."""
-        self._unread = ()
-        self._offsets.append(self.end)
-        self.last += 1
-        self.end = self.size = self.end + size
-        self._lines += 1
-
     def appended(self, events: list[Event], data: bytes) -> None:
         """Record that this process appended ``events`` as ``data`` at :attr:`end`."""
         self._unread = ()  # no reader needs them: it would catch up from its own append
