@@ -215,6 +215,51 @@ def test_a_timed_out_gate_fires_its_fallback_and_says_why(
     assert "fallback: gate feed of fetch timed out" in run.describe()["history"][-1]["summary"]
 
 
+def test_a_gated_cell_that_falls_back_is_marked_done_in_the_fallbacks_append(
+    tmp_path: Path, registry: Registry, resources: Resources
+) -> None:
+    run = _open(tmp_path, registry)
+    _to(run, "collecting")
+    store = run.journal.store
+    appends: list[tuple[list[str], bool]] = []
+    append = store.append
+
+    def counted(drafts: Any, **kwargs: Any) -> Any:
+        appends.append(([d.type for d in drafts], kwargs.get("sync", True)))
+        return append(drafts, **kwargs)
+
+    store.append = counted  # type: ignore[method-assign]
+    outcome = run.gates.run_gated(
+        "fetch", lambda: None, key="gate:fetch", source_hash="sha256:cell", skip_done=True
+    )
+    assert outcome.status == "fallback"
+    assert run.state == "manual"
+    assert resources.actions == ["note_manual"]
+    # The block report; the fallback's start marker; then, in one durable append, the
+    # fallback's transition with its step and the cell that fell back, done.
+    assert appends[-1] == (
+        [
+            "transition.fired",
+            "step.committed",
+            "step.started",
+            "step.committed",
+        ],
+        True,
+    )
+    last = run.journal.state.steps["gate:fetch"]
+    assert (last.status, last.source_hash) == ("committed", "sha256:cell")
+    assert [e.data["key"] for e in outcome.events if e.type.startswith("step.")] == [
+        "transition:by_hand",
+        "gate:fetch",
+        "gate:fetch",
+    ]
+    again = run.gates.run_gated(
+        "fetch", lambda: None, key="gate:fetch", source_hash="sha256:cell", skip_done=True
+    )
+    assert again.status == "done"  # the cell fell back once: not run, nor fired, again
+    assert run.state == "manual"
+
+
 @pytest.mark.parametrize(
     ("mode", "fragment"), [("raise", "ConnectionError: refused"), ("no", "returned False")]
 )

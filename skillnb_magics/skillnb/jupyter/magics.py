@@ -322,9 +322,8 @@ class SkillnbMagics(Magics):
                 wait=self._wait(args.wait),
             )
         verbose = self.session.config.verbosity == "verbose"
-        shown = outcomes.gated(
-            outcome, args.trigger, name=name, verbose=verbose, specs=self._gate_specs()
-        )
+        named = self._gate_specs() if outcome.status == "blocked" else None  # names its gates
+        shown = outcomes.gated(outcome, args.trigger, name=name, verbose=verbose, specs=named)
         self.session.show(shown, source=source)
 
     @magic_arguments()

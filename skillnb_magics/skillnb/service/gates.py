@@ -78,6 +78,16 @@ class _GatedStep:
     skip_done: bool
 
 
+@dataclass(frozen=True)
+class _Fallback:
+    """A fallback transition fired for a gated step whose gate timed out."""
+
+    why: dict[str, str]
+    """The ``fallback`` record of the ``transition.fired`` event (for, gate, reason)."""
+    cell: _GatedStep | None
+    """The gated cell that fell back: marked done in the fallback's own append."""
+
+
 class Gates:
     """Evaluate gates, run gated steps and fire transitions of one run.
 
@@ -262,7 +272,7 @@ class Gates:
         skip_done: bool = False,
         wait: float = 0.0,
         subject: object = None,
-        _falling_back: dict[str, str] | None = None,
+        _falling_back: _Fallback | None = None,
     ) -> StepOutcome:
         """Run ``body`` as a durable step once the gates of ``trigger`` and ``gates`` pass.
 
@@ -288,7 +298,8 @@ class Gates:
         claimed = self.steps.waiting(wait, attempt)
         if isinstance(claimed, StepOutcome):
             fell = claimed.report.fallback if claimed.report is not None else None
-            if claimed.status == "blocked" and fell is not None and trigger and not _falling_back:
+            first = _falling_back is None  # a fallback does not fall back again
+            if claimed.status == "blocked" and fell is not None and trigger and first:
                 return self._fall_back(step, fell.gate, claimed.report, subject)
             if claimed.status == "blocked" and on_block == "raise":
                 assert claimed.report is not None  # noqa: S101  # a blocked step has its report
@@ -316,17 +327,16 @@ class Gates:
             if fn is not None:
                 action = lambda: fn(subject)  # noqa: E731  # bind the run for the step body
         why = {"for": str(step.trigger), "gate": gate, "reason": result.message}
+        # A cell is done in this run once it fell back: marked so in the fallback's append.
+        cell = step if step.source_hash is not None else None
         outcome = self.run_gated(
             target,
             body=action,
             key=f"transition:{target}",
             idempotent=transition.idempotent,
             subject=subject,
-            _falling_back=why,
+            _falling_back=_Fallback(why, cell),
         )
-        if step.source_hash is not None:  # the cell is done in this run: it fell back
-            marker = self.steps.started_draft(step.key, step.source_hash, step.cell_id, False)
-            self.journal.append_drafts([marker, self.steps.committed_draft(step.key)])
         return StepOutcome(status="fallback", report=report, events=outcome.events)
 
     def _correct(self, report: GateReport, subject: object) -> None:
@@ -404,11 +414,13 @@ class Gates:
         report: GateReport,
         used: list[str],
         started: bool,
-        fallback: dict[str, str] | None = None,
+        fallback: _Fallback | None = None,
     ) -> list[Event]:
         """Commit the step: report, approvals, transition and ``step.committed`` at once.
 
         ``used`` lists the approval gates to consume here (none when the claim consumed them).
+        A fallback's append also marks the gated cell that fell back as done (started and
+        committed), so a crash leaves both or neither.
         """
         journal = self.journal
         key, trigger = step.key, step.trigger
@@ -425,9 +437,15 @@ class Gates:
             drafts.extend(bending.step_drafts(state, report, gates, key, journal.clock()))
             if trigger is not None:
                 consumed = {str(d.data["id"]) for d in drafts if d.type == "approval.consumed"}
-                drafts.extend(self._fire_drafts(state, trigger, consumed, fallback))
+                why = fallback.why if fallback is not None else None
+                drafts.extend(self._fire_drafts(state, trigger, consumed, why))
             if started or step.source_hash is not None:
                 drafts.append(self.steps.committed_draft(key))
+            cell = fallback.cell if fallback is not None else None
+            if cell is not None:
+                steps = self.steps
+                drafts.append(steps.started_draft(cell.key, cell.source_hash, cell.cell_id, False))
+                drafts.append(steps.committed_draft(cell.key))
             return drafts
 
         events = journal.commit(make)

@@ -511,7 +511,8 @@ class RunJournal:
             first = recent[0].seq
             if version + 1 < first:
                 return None
-            return list(recent)[version + 1 - first :]
+            # The last few only, read from the deque's end (not a copy of all it keeps).
+            return [recent[index] for index in range(version - head, 0)]
 
     def history(self, n: int) -> list[Event]:
         """The ``n`` most recent events, oldest first.
