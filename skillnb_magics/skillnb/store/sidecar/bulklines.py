@@ -5,9 +5,12 @@ this package, with their checksums, numbered one after the other. :func:`plain_r
 such a run of lines in bulk, a chunk of a few hundred whole lines at a time (so that each
 check finds the chunk's bytes and parsed objects still in the processor's caches): it splits
 the chunk once, looks at its line lengths and brackets in C-level passes, parses its lines
-(:func:`~skillnb.store.sidecar.fastline.parse_run`), and then checks them together, each check one
+(into typed records with msgspec when it is installed, see
+:mod:`~skillnb.store.sidecar.structlines`, else with
+:func:`~skillnb.store.sidecar.fastline.parse_run`), and then checks them together, each check one
 pass over them at C speed (a ``map`` of a built-in, a set, list or strided bytes
-comparison), never a Python loop over the lines:
+comparison), never a Python loop over the lines (the names are judged per type, grouped by
+one loop):
 
 * each line's checksum, over its bytes, against the 8 hex digits its bytes end with, and
   whether the line goes on (``more``), from its bytes;
@@ -34,13 +37,14 @@ from datetime import datetime
 from functools import reduce
 from itertools import accumulate, repeat
 from operator import and_, itemgetter
+from sys import intern
 from typing import Any, NamedTuple
 from zlib import crc32
 
 from skillnb.core.limits import records_pass
 from skillnb.core.runstate.eventrecords import EventRecords
 from skillnb.store.sidecar import structlines
-from skillnb.store.sidecar.fastline import beyond_64_bits, parse_run
+from skillnb.store.sidecar.fastline import parse_run
 
 __all__ = ["Plain", "plain_records"]
 
@@ -172,7 +176,7 @@ def _read_part(
     if mores is None:
         return None
     try:
-        if parse is None and structlines.decode_line is not None and not beyond_64_bits(chunk):
+        if parse is None and structlines.decode_line is not None:  # reads any integer exactly
             columns = structlines.struct_columns(lines, mores, seq, version)
             found = None if columns is None else _timed(*columns, mores)
         else:
@@ -211,7 +215,7 @@ def _check(objs: list[Any], mores: list[int], seq: int, version: int) -> _Part |
         or set(map(type, data)) != _DICT
     ):
         return None
-    return _timed(types, ats, data, mores)
+    return _timed(list(map(intern, types)), ats, data, mores)  # one object per type
 
 
 def _timed(

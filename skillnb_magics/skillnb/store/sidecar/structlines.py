@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import attrgetter
+from sys import intern
 from typing import Any
 
 __all__ = ["HAVE_MSGSPEC", "decode_line", "struct_columns"]
@@ -96,4 +97,5 @@ def struct_columns(
         or list(map(_SEQ, records)) != list(range(seq, seq + len(records)))
     ):
         return None
-    return list(map(_TYPE, records)), list(map(_AT, records)), list(map(_DATA, records))
+    types = list(map(intern, map(_TYPE, records)))  # one object per type: cheap to compare
+    return types, list(map(_AT, records)), list(map(_DATA, records))
