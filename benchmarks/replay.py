@@ -11,8 +11,10 @@ each the best of ``--repeat`` runs, taken in turns:
   else (the floor any replay pays to parse the JSON), with the standard library's
   ``json.loads`` and, when the ``speed`` extra is installed, with ``orjson.loads``.
 
-The store reads with orjson when it is installed (else with the standard library); the table
-says which, and the store's figures are compared with the baseline of the same parser.
+The store decodes lines with msgspec when it is installed (else with orjson, else with the
+standard library: the ``speed`` extra installs both); the table says which, and the store's
+figures are compared with the orjson baseline when orjson is installed (else with the
+standard library's).
 
 The journal mixes what a real run writes: fact versions over 1,000 keys, steps started and
 committed, and batch items done (two fifths, two fifths and one fifth). Target: ``open_run``
@@ -38,6 +40,7 @@ from skillnb.core.runstate.records import EventDraft, Fact
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
 from skillnb.store.sidecar.fastline import HAVE_ORJSON
+from skillnb.store.sidecar.structlines import HAVE_MSGSPEC
 
 try:
     import orjson
@@ -45,7 +48,7 @@ except ImportError:  # the store reads with the standard library then
     orjson = None  # type: ignore[assignment]
 
 EVENTS = 100_000
-PARSER = "orjson" if HAVE_ORJSON else "json (stdlib)"
+PARSER = "msgspec" if HAVE_MSGSPEC else "orjson" if HAVE_ORJSON else "json (stdlib)"
 """The JSON library the store reads with here."""
 JSON = "read + json.loads"
 ORJSON = "read + orjson.loads"
@@ -180,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     target = TARGET_MS * args.events / EVENTS
     rows = [row(f"baseline: read + json.loads {n} lines", baseline, None, None)]
     name = JSON
-    if orjson is not None and HAVE_ORJSON:  # the store's figures beside the same parser's
+    if orjson is not None and HAVE_ORJSON:  # the store's figures beside orjson's
         baseline, name = times[3], ORJSON
         rows.append(row(f"baseline: read + orjson.loads {n} lines", baseline, None, None))
     return [

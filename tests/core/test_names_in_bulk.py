@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillnb.core.limits import event_problem, events_pass
+from skillnb.core.limits import event_problem, events_pass, records_pass
 
 NAMES = [
     "k1",
@@ -68,3 +68,52 @@ def test_a_fact_note_is_judged_in_bulk_as_alone(note: Any, good: bool) -> None:
 
 def test_events_of_a_type_without_names_pass() -> None:
     assert events_pass("step.committed", [{"key": "<script>"}])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    picked=st.lists(
+        st.tuples(st.sampled_from(TYPES), st.sampled_from(VALUES)), min_size=1, max_size=12
+    ),
+    cut=st.integers(min_value=0, max_value=12),
+)
+def test_records_judged_in_parts_agree_with_judging_each_event(
+    picked: list[tuple[str, Any]], cut: int
+) -> None:
+    """Parts judged one after the other, remembering what passed, give each event's verdict."""
+    types = [type_ for type_, _ in picked]
+    datas = [datas_of(type_, [value])[0] for type_, value in picked]
+    alone = all(event_problem(t, d) is None for t, d in zip(types, datas, strict=True))
+    assert records_pass(types, datas) is alone
+    passed: dict[object, set[Any]] = {}
+    first = records_pass(types[:cut], datas[:cut], passed)
+    assert (first and records_pass(types[cut:], datas[cut:], passed)) is alone
+
+
+def test_a_name_that_passed_in_one_part_is_not_judged_again() -> None:
+    passed: dict[object, set[Any]] = {}
+    assert records_pass(["step.started"], [{"key": "s1"}], passed)
+    assert any("s1" in values for values in passed.values())
+    assert not records_pass(["step.started"] * 2, [{"key": "s1"}, {"key": "<script>"}], passed)
+    assert not any("<script>" in values for values in passed.values())
+    assert records_pass(["step.started", "fact.formalized"], [{"key": "s1"}, fact("k1")], passed)
+
+
+@pytest.mark.parametrize(
+    ("names", "good"),
+    [
+        (["a", "b  c", "d"], True),  # two spaces inside a name: judged one by one, good
+        (["a ", "b"], False),
+        (["a", " b"], False),
+        ([" a"], False),
+        (["a", "", "b"], False),
+        (["", ""], False),
+        ([""], False),
+        (["x:y", "a<b"], True),  # a colon and a "<": searched for markup, none
+        (["javascript:x"], False),
+    ],
+)
+def test_plain_names_are_judged_together_as_alone(names: list[str], good: bool) -> None:
+    datas = [{"batch": "b", "item": name} for name in names]
+    assert events_pass("batch.item_done", datas) is good
+    assert all(event_problem("batch.item_done", d) is None for d in datas) is good

@@ -19,7 +19,7 @@ from skillnb.core.runstate.state import MalformedEvent, apply_all
 from skillnb.errors import StoreCorrupted
 from skillnb.run import open_run
 from skillnb.store import SidecarStore
-from skillnb.store.sidecar import fastline
+from skillnb.store.sidecar import fastline, structlines
 from skillnb.store.sidecar import journal as journal_module
 from skillnb.store.sidecar.journal import Scan, encode_events, encode_header, scan
 
@@ -103,11 +103,16 @@ def bulk_even_for_few_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journal_module, "_FEW_LINES", 0)
 
 
-@pytest.fixture(params=["orjson", "stdlib"])
+@pytest.fixture(params=["msgspec", "orjson", "stdlib"])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The bulk reader decodes with msgspec, orjson or the standard library (each alone)."""
+    if request.param == "msgspec" and not structlines.HAVE_MSGSPEC:
+        pytest.skip("msgspec is not installed")
     if request.param == "orjson" and not fastline.HAVE_ORJSON:
         pytest.skip("orjson is not installed")
-    monkeypatch.setattr(fastline, "loads", fastline._decoder(request.param == "orjson"))
+    if request.param != "msgspec":
+        monkeypatch.setattr(structlines, "decode_line", None)
+    monkeypatch.setattr(fastline, "loads", fastline._decoder(request.param != "stdlib"))
     return request.param
 
 

@@ -14,7 +14,7 @@ from skillnb.core.runstate.eventrecords import EventRecords
 from skillnb.core.runstate.records import Event, Fact, RunState
 from skillnb.core.runstate.state import apply_all
 from skillnb.errors import StoreCorrupted
-from skillnb.store.sidecar import bulklines, fastline
+from skillnb.store.sidecar import bulklines, fastline, structlines
 from skillnb.store.sidecar import journal as journal_module
 from skillnb.store.sidecar.journal import Scan, encode_events, encode_header, scan
 
@@ -80,11 +80,17 @@ def same_scan(data: bytes) -> Scan:
     return fast
 
 
-@pytest.fixture(params=["orjson", "stdlib", "no orjson"])
+@pytest.fixture(params=["msgspec", "orjson", "stdlib", "no orjson"])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "msgspec" and not structlines.HAVE_MSGSPEC:
+        pytest.skip("msgspec is not installed")
     if request.param == "orjson" and not fastline.HAVE_ORJSON:
         pytest.skip("orjson is not installed")
-    monkeypatch.setattr(fastline, "loads", fastline._decoder(request.param == "orjson"))
+    if request.param != "msgspec":  # the bulk reader parses with the parser named
+        monkeypatch.setattr(structlines, "decode_line", None)
+    monkeypatch.setattr(
+        fastline, "loads", fastline._decoder(request.param in ("orjson", "msgspec"))
+    )
     if request.param == "no orjson":  # as when the speed extra is not installed
         monkeypatch.setattr(fastline, "orjson", None)
     return request.param

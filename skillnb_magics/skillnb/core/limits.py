@@ -19,7 +19,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from skillnb.errors import SkillnbError
@@ -40,6 +42,7 @@ __all__ = [
     "events_pass",
     "json_too_deep",
     "name_problem",
+    "records_pass",
     "run_id_problem",
     "skill_slug",
     "state_problem",
@@ -342,46 +345,106 @@ def event_problem(type_: str, data: Mapping[str, Any]) -> str | None:
     return None
 
 
-def events_pass(type_: str, datas: Sequence[Mapping[str, Any]]) -> bool:
+def events_pass(
+    type_: str, datas: Sequence[Mapping[str, Any]], passed: dict[object, set[Any]] | None = None
+) -> bool:
     """Tell whether :func:`event_problem` finds nothing in any event of ``type_`` with ``datas``.
 
     The same verdicts, reached in bulk: each distinct value judged once (a long journal names
     the same keys, states and batches again and again), and plain names (printable ASCII)
     judged together. ``False``: some event breaks a rule; judge them one by one to find
     which, and why.
+
+    ``passed`` remembers, across calls, the values each rule has found good already (a
+    journal read a part at a time names the same facts in every part): they are not
+    judged again.
     """
+    fields = _FIELDS.get(type_)
+    if not fields or not datas:
+        return True
+    dicts = set(map(type, datas)) == _DICT  # the parser's objects: picked at C speed
     try:
-        for field, check in _FIELDS.get(type_, {}).items():
-            values = [data[field] for data in datas if field in data]
+        for field, check in fields.items():
+            values = _field(datas, field, dicts)
             if field == "fact":  # what _fact reads of each fact: its key and its note
+                if dicts and set(map(type, values)) <= _DICT:
+                    _check_all(list(map(dict.get, values, repeat("key"))), _FACT_KEY, passed)
+                    _check_all(list(map(dict.get, values, repeat("note"))), _NOTE, passed)
+                    continue
                 facts = [f for f in values if type(f) is dict or isinstance(f, Mapping)]
-                _check_all([fact.get("key") for fact in facts], _FACT_KEY)
-                _check_all([fact.get("note") for fact in facts], _NOTE)
+                _check_all([fact.get("key") for fact in facts], _FACT_KEY, passed)
+                _check_all([fact.get("note") for fact in facts], _NOTE, passed)
             else:
-                _check_all(values, check)
+                _check_all(values, check, passed)
     except InvalidName:
         return False
     return True
 
 
-def _check_all(values: list[Any], check: Callable[[Any], object]) -> None:
+def records_pass(
+    types: Sequence[str],
+    datas: Sequence[Mapping[str, Any]],
+    passed: dict[object, set[Any]] | None = None,
+) -> bool:
+    """:func:`events_pass` of every event whose types and data are ``types`` and ``datas``.
+
+    The events are grouped by type first (a journal has a few types), each group judged
+    in bulk; ``passed`` as for :func:`events_pass`.
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for type_, data in zip(types, datas, strict=True):
+        if (group := groups.get(type_)) is None:
+            group = groups[type_] = []
+        group.append(data)
+    return all(
+        events_pass(type_, group, passed) for type_, group in groups.items() if type_ in _FIELDS
+    )
+
+
+_DICT = {dict}
+
+
+def _field(datas: Sequence[Mapping[str, Any]], field: str, dicts: bool) -> list[Any]:
+    """The values of ``field`` in each of ``datas`` that has it (``dicts``: all are dicts)."""
+    if dicts:
+        try:  # the usual case: every event of the type has the field
+            return list(map(itemgetter(field), datas))
+        except KeyError:
+            pass
+    return [data[field] for data in datas if field in data]
+
+
+def _check_all(
+    values: list[Any], check: Callable[[Any], object], passed: dict[object, set[Any]] | None = None
+) -> None:
     """``check`` each of ``values``, each distinct one once, plain names all at once.
 
     Values equal as a set counts them share a verdict: a name or text passes only as a
-    ``str`` (or ``None``), and a ``str`` equals nothing else.
+    ``str`` (or ``None``), and a ``str`` equals nothing else. So do the values in
+    ``passed[check]``, which passed ``check`` before (those that pass now are added).
 
     Raises:
         InvalidName: a value breaks the rule.
 
     """
     try:
-        distinct: Iterable[Any] = set(values)
+        distinct = set(values)
     except TypeError:  # unhashable (a list of items, an approval): each on its own
-        distinct = values
-    if isinstance(check, _NameCheck) and _plain_names(distinct, check):
+        _judge(values, check)
         return
-    for value in distinct:
-        check(value)
+    known = None if passed is None else passed.setdefault(check, set())
+    if known:
+        distinct -= known
+    _judge(distinct, check)
+    if known is not None:
+        known |= distinct
+
+
+def _judge(values: Collection[Any], check: Callable[[Any], object]) -> None:
+    """``check`` each of ``values``: plain names all at once, the rest one by one."""
+    if not (isinstance(check, _NameCheck) and _plain_names(values, check)):
+        for value in values:
+            check(value)
 
 
 def _plain_names(values: Iterable[Any], check: _NameCheck) -> bool:
@@ -394,12 +457,19 @@ def _plain_names(values: Iterable[Any], check: _NameCheck) -> bool:
     names = [value for value in values if value is not None] if check.optional else list(values)
     if not names:
         return True
-    if set(map(type, names)) != {str} or max(map(len, names)) > check.limit:
-        return False
-    if list(map(str.strip, names)) != names or not all(names):
+    if set(map(type, names)) != {str} or max(map(len, names)) > check.limit or not all(names):
         return False
     joined = " ".join(names)
-    return joined.isascii() and joined.isprintable() and ACTIVE_MARKUP.search(joined) is None
+    if not (joined.isascii() and joined.isprintable()):
+        return False
+    # In printable ASCII the only character strip removes is a space: a name with one at
+    # either end puts two together in the joined text, or one at its ends.
+    if ("  " in joined or joined[0] == " " or joined[-1] == " ") and list(
+        map(str.strip, names)
+    ) != names:
+        return False
+    # All markup the rules refuse has a "<" or a ":" in it.
+    return ("<" not in joined and ":" not in joined) or ACTIVE_MARKUP.search(joined) is None
 
 
 _STATE = _name("state name")

@@ -5,16 +5,21 @@ this package, with their checksums, numbered one after the other. :func:`plain_r
 such a run of lines in bulk, a chunk of a few hundred whole lines at a time (so that each
 check finds the chunk's bytes and parsed objects still in the processor's caches): it splits
 the chunk once, looks at its line lengths and brackets in C-level passes, parses its lines
-(:func:`~skillnb.store.sidecar.fastline.parse_run`), and then checks them together, each check one
+(into typed records with msgspec when it is installed, see
+:mod:`~skillnb.store.sidecar.structlines`, else with
+:func:`~skillnb.store.sidecar.fastline.parse_run`), and then checks them together, each check one
 pass over them at C speed (a ``map`` of a built-in, a set, list or strided bytes
-comparison), never a Python loop over the lines:
+comparison), never a Python loop over the lines (the names are judged per type, grouped by
+one loop):
 
 * each line's checksum, over its bytes, against the 8 hex digits its bytes end with, and
   whether the line goes on (``more``), from its bytes;
 * that each line's object has exactly the members of a line: the five fields of an event
   (``v``, ``seq``, ``type``, ``at``, ``data``), ``more`` when its bytes say so, and ``crc``;
 * that the fields have their types, ``v`` the current format, ``at`` an RFC 3339 time;
-* that the sequence numbers follow one another.
+* that the sequence numbers follow one another;
+* that the names in the events follow the rules of :mod:`skillnb.core.limits`
+  (:func:`~skillnb.core.limits.records_pass`, each distinct name judged once).
 
 That is what :func:`skillnb.store.sidecar.journal.scan` checks line by line, and the events it
 returns (as columns, see :class:`~skillnb.core.runstate.eventrecords.EventRecords`) are the ones
@@ -32,10 +37,13 @@ from datetime import datetime
 from functools import reduce
 from itertools import accumulate, repeat
 from operator import and_, itemgetter
+from sys import intern
 from typing import Any, NamedTuple
 from zlib import crc32
 
+from skillnb.core.limits import records_pass
 from skillnb.core.runstate.eventrecords import EventRecords
+from skillnb.store.sidecar import structlines
 from skillnb.store.sidecar.fastline import parse_run
 
 __all__ = ["Plain", "plain_records"]
@@ -116,7 +124,8 @@ def plain_records(
 
     Returns:
         The records, or ``None`` when a line is not a plain event of ``version`` numbered
-        ``first_seq``, ``first_seq + 1``, ...: read line by line then.
+        ``first_seq``, ``first_seq + 1``, ..., or holds a name the rules refuse (those of
+        uncommitted lines too): read line by line then.
 
     """
     types: list[str] = []
@@ -125,10 +134,11 @@ def plain_records(
     mores: list[int] = []
     lengths: list[int] = []
     at, seq = pos, first_seq
+    passed: dict[object, set[Any]] = {}  # the names found good so far, per rule
     while at < end:
         stop = data.find(b"\n", at + _CHUNK, end) + 1 or end
         part = _read_part(data[at:stop], seq, version, max_bytes, depth, parse)
-        if part is None:
+        if part is None or not records_pass(part.types, part.data, passed):
             return None
         types += part.types  # while the chunk's objects are still in the caches
         times += part.times
@@ -162,21 +172,26 @@ def _read_part(
     lengths = list(map(len, lines))
     if max(lengths) > max_bytes:
         return None
-    objs = parse_run(chunk, lines, parse)
-    if not objs:
+    mores = _sealed(lines)  # 1: the line goes on
+    if mores is None:
         return None
     try:
-        found = _check(objs, lines, seq, version)
+        if parse is None and structlines.decode_line is not None:  # reads any integer exactly
+            columns = structlines.struct_columns(lines, mores, seq, version)
+            found = None if columns is None else _timed(*columns, mores)
+        else:
+            found = _check(parse_run(chunk, lines, parse), mores, seq, version)
     except (TypeError, ValueError, KeyError):  # a missing field, a time that is not one
         return None
     return None if found is None else found._replace(lengths=lengths)
 
 
-def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> _Part | None:
-    """Check each line against its parsed object; gather the events' fields as columns.
+def _check(objs: list[Any], mores: list[int], seq: int, version: int) -> _Part | None:
+    """Check each line's parsed object; gather the events' fields as columns.
 
-    Returns the events' columns (``lengths`` left empty), or ``None`` when a line is not a
-    plain event numbered ``seq``, ``seq + 1``, ...
+    ``mores``: for each line, 1 when its bytes say it goes on. Returns the events' columns
+    (``lengths`` left empty), or ``None`` when a line is not a plain event numbered ``seq``,
+    ``seq + 1``, ...
 
     Each check is one pass over all the lines at C speed (``map`` of a built-in, a set, a
     list or a strided bytes comparison) rather than a Python loop over the lines: the same
@@ -185,11 +200,10 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> _Part
     fails ``len``, the fields' ``itemgetter``, the join of the times or ``fromisoformat``
     with a ``TypeError``.
     """
-    mores = _sealed(lines)  # 1: the line goes on
     # A line's bytes end with ``,"crc":"…"}`` (and ``,"more":true`` before it, when it goes
     # on): those are members of the line's object, so an object with the five fields of an
     # event and one member more (two with "more") has exactly the fields of a line.
-    if mores is None or list(map(len, objs)) != list(map(_SIZES.__getitem__, mores)):
+    if not objs or list(map(len, objs)) != list(map(_SIZES.__getitem__, mores)):
         return None
     vs, seqs, types, ats, data = zip(*map(_FIELDS, objs), strict=True)
     if (
@@ -199,8 +213,21 @@ def _check(objs: list[Any], lines: list[bytes], seq: int, version: int) -> _Part
         or seqs != tuple(range(seq, seq + len(seqs)))
         or set(map(type, types)) != _STR
         or set(map(type, data)) != _DICT
-        or not _rfc3339_shaped(ats)
     ):
+        return None
+    return _timed(list(map(intern, types)), ats, data, mores)  # one object per type
+
+
+def _timed(
+    types: Sequence[str], ats: Sequence[str], data: Sequence[dict[str, Any]], mores: list[int]
+) -> _Part | None:
+    """The columns of checked lines, once each time is an RFC 3339 time; else ``None``.
+
+    Raises:
+        ValueError: a time is shaped as one but is not one.
+
+    """
+    if not _rfc3339_shaped(ats):
         return None
     times = list(map(datetime.fromisoformat, ats))  # ValueError: not a time
     return _Part(types, times, data, mores, [])
@@ -237,7 +264,7 @@ def _tail_columns(hexes: bytes, n: int) -> Iterator[bytes]:
         yield bytes((char,)) * n if char != 0x3F else hexes[i - len(_CRC_KEY) :: 8]
 
 
-def _rfc3339_shaped(ats: tuple[str, ...]) -> bool:
+def _rfc3339_shaped(ats: Sequence[str]) -> bool:
     """Whether each text is shaped as :meth:`datetime.isoformat` writes a time with a date.
 
     At least 19 characters, ``-`` at 4, ``T`` at 10, ``:`` at 13 (what

@@ -45,7 +45,6 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import compress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -57,7 +56,7 @@ from skillnb.core.limits import (
     InvalidName,
     check_run_id,
     event_problem,
-    events_pass,
+    records_pass,
 )
 from skillnb.core.runstate.eventrecords import EventRecords
 from skillnb.core.runstate.records import RECORD_VERSION, CheckedDraft, Event
@@ -418,6 +417,9 @@ class Scan:
     """Bytes after ``end`` that are not committed (an unfinished append, a torn fragment)."""
     tail_lines: int
     """Valid lines inside that tail: an append whose last line never came."""
+    names_checked: bool = False
+    """Whether the names of the events were checked against :mod:`skillnb.core.limits` already
+    (the bulk reader checks them as it reads)."""
 
     @property
     def base(self) -> int | None:
@@ -491,6 +493,7 @@ def _scan_plain(data: bytes, *, path: Path, start: int, next_seq: int, header: b
         lines=done + (found is not None),
         tail=len(data) - committed_end,
         tail_lines=data.count(b"\n", committed_end),
+        names_checked=True,
     )
 
 
@@ -555,6 +558,8 @@ def _refuse_bad_names(found: Scan, *, path: Path, first_line: int) -> None:
         StoreCorrupted: naming the file and the line of the first event that breaks a rule.
 
     """
+    if found.names_checked:
+        return
     events = found.events
     if isinstance(events, EventRecords):  # the columns: no Event built for the check
         if _all_pass(events):
@@ -584,12 +589,7 @@ def _all_pass(events: EventRecords) -> bool:
 
     ``False``: one does; the caller reads them one by one to name its line.
     """
-    types, data = events.types, events.data
-    return all(  # each type's data picked out at C speed: a journal has a few types
-        events_pass(type_, list(compress(data, map(type_.__eq__, types))))
-        for type_ in set(types)
-        if type_ in NAMED_EVENTS
-    )
+    return records_pass(events.types, events.data)
 
 
 def _scan_lines(

@@ -1,0 +1,101 @@
+"""Decoding plain journal lines straight into typed records, with msgspec (store layer).
+
+When the optional ``msgspec`` is installed (the ``speed`` extra), :func:`struct_columns`
+decodes each line of a chunk into a :class:`msgspec.Struct` with the fields of a journal
+line, which checks in C, as it parses, what :mod:`~skillnb.store.sidecar.bulklines` checks of
+each parsed object: that it has the five fields of an event (``v``, ``seq``, ``type``, ``at``,
+``data``) and ``crc``, no other member but ``more``, and that each is of its type (integers,
+not ``true`` or ``1.0``; text; a JSON object). What is left is checked here in passes over
+the records: ``more`` is there exactly when the line's bytes say so, ``v`` is the format
+read, the sequence numbers follow one another. It is one pass over the lines instead of two
+(parse, then look at each object's members and types), and no dictionary is made for the
+line itself.
+
+The values inside ``data`` are decoded as ``orjson`` and the standard library decode them:
+the same numbers (correctly rounded floats), text and objects (the last of duplicated keys
+wins), in their order. What msgspec refuses (``NaN``, a lone surrogate, ``1e400``) the caller
+reads line by line, as it does a line ``orjson`` refuses; integers beyond 64 bits are never
+decoded here (the caller sends a chunk with a run of 19 digits to the standard library).
+
+Without msgspec, :data:`decode_line` is ``None`` and the caller parses with ``orjson`` or the
+standard library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from sys import intern
+from typing import Any
+
+__all__ = ["HAVE_MSGSPEC", "decode_line", "struct_columns"]
+
+try:
+    import msgspec
+except ImportError:  # pragma: no cover - exercised by the tests that hide msgspec
+    msgspec = None  # type: ignore[assignment,unused-ignore]  # (unused: without msgspec)
+
+
+if msgspec is not None:
+    JournalLine: Any = msgspec.defstruct(
+        "JournalLine",
+        [
+            ("v", int),
+            ("seq", int),
+            ("type", str),
+            ("at", str),  # parsed by the caller, as the careful reader parses it
+            ("data", dict[str, Any]),
+            ("crc", str),  # checked over the line's bytes by the caller
+            ("more", bool | msgspec.UnsetType, msgspec.UNSET),  # absent: the append ends
+        ],
+        forbid_unknown_fields=True,
+        gc=False,  # it holds no cycles, and lives only while its chunk is read
+    )
+    """The members of a journal line, each of its type (in any order, ``more`` optional)."""
+    _UNSET: object = msgspec.UNSET
+    decode_line: Callable[[bytes], Any] | None = msgspec.json.Decoder(JournalLine).decode
+    """Decode one line into a :data:`JournalLine`; ``None`` without msgspec."""
+else:  # pragma: no cover - exercised by the tests that hide msgspec
+    _UNSET = object()
+    decode_line = None
+
+HAVE_MSGSPEC = msgspec is not None
+"""Whether the optional ``msgspec`` decoder is installed (``pip install skillnb[speed]``)."""
+
+_MORE_OF = (_UNSET, True)
+"""What a line's ``more`` member is, indexed by whether its bytes say it goes on."""
+_V, _SEQ, _TYPE, _AT, _DATA, _MORE = map(attrgetter, ("v", "seq", "type", "at", "data", "more"))
+
+
+def struct_columns(
+    lines: Sequence[bytes], mores: Sequence[int], seq: int, version: int
+) -> tuple[list[str], list[str], list[dict[str, Any]]] | None:
+    """The types, times (as text) and data of the events in ``lines``, or ``None``.
+
+    Args:
+        lines: journal lines without their newlines, checksums already verified.
+        mores: for each line, 1 when its bytes end with ``,"more":true`` before the checksum.
+        seq: the sequence number the first line must have.
+        version: the only format version read here.
+
+    Returns:
+        The columns, or ``None`` when a line is not a plain event of ``version`` numbered
+        ``seq``, ``seq + 1``, ... (or is JSON msgspec refuses, or msgspec is not installed):
+        read line by line then.
+
+    """
+    decode = decode_line
+    if decode is None or not lines:
+        return None
+    try:
+        records = list(map(decode, lines))
+    except ValueError:  # msgspec's DecodeError and ValidationError are ValueErrors
+        return None
+    if (
+        list(map(_MORE, records)) != list(map(_MORE_OF.__getitem__, mores))
+        or set(map(_V, records)) != {version}
+        or list(map(_SEQ, records)) != list(range(seq, seq + len(records)))
+    ):
+        return None
+    types = list(map(intern, map(_TYPE, records)))  # one object per type: cheap to compare
+    return types, list(map(_AT, records)), list(map(_DATA, records))
