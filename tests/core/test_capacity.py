@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,27 @@ def test_assess_is_pure() -> None:
     assert compact
     assert set(warnings) == {"facts", "bytes"}
     assert assess(Usage(facts=1, live_bytes=None), limits) == (False, {})
+
+
+def test_assess_leaves_out_the_warnings_already_given() -> None:
+    limits = Limits(max_facts=10, max_bytes=100)
+    usage = Usage(facts=9, live_bytes=101, snapshot_bytes=90)
+    assert assess(usage, limits, {"facts"}) == (True, {"bytes": assess(usage, limits)[1]["bytes"]})
+    assert assess(usage, limits, {"facts", "bytes"}) == (True, {})
+
+
+def test_a_run_past_a_limit_warns_once_and_keeps_compacting(tmp_path: Path) -> None:
+    run = open_run(state_dir=tmp_path, memory=False, limits=Limits(max_facts=2, max_bytes=4000))
+    run.formalize("k0", 0)
+    with pytest.warns(CapacityWarning, match="keeps 2 facts"):
+        run.formalize("k1", 1)
+    run.formalize("k2", 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CapacityWarning)  # told once: never again
+        for i in range(60):
+            run.formalize(f"k{i % 3}", "x" * 50)
+    assert run.store.live_bytes() <= 4000 + 400  # compacted past the byte cap
+    run.close()
 
 
 def test_pin_keeps_a_note_and_offers_extracted_values_as_suggestions(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ Limits come from ``open_run(limits=...)`` or the environment: ``SKILLNB_MAX_FACT
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from skillnb.errors import SkillnbWarning
@@ -73,8 +73,12 @@ class Usage:
     itself cannot shrink."""
 
 
-def assess(usage: Usage, limits: Limits) -> tuple[bool, dict[str, str]]:
+def assess(
+    usage: Usage, limits: Limits, given: Collection[str] = ()
+) -> tuple[bool, dict[str, str]]:
     """Whether to compact now, and the warnings due (by limit name).
+
+    ``given``: the limits whose warning the caller has already shown; none is due again.
 
     Returns:
         ``(compact, warnings)``: ``compact`` when the live journal is past ``max_bytes``;
@@ -83,12 +87,12 @@ def assess(usage: Usage, limits: Limits) -> tuple[bool, dict[str, str]]:
 
     """
     warnings: dict[str, str] = {}
-    if usage.facts >= limits.warn_at * limits.max_facts:
+    if usage.facts >= limits.warn_at * limits.max_facts and "facts" not in given:
         warnings["facts"] = (
             f"this run keeps {usage.facts} facts (limit {limits.max_facts}): archive it "
             "(run.archive() or `skillnb archive`) or start a new run before it grows further"
         )
-    if usage.snapshot_bytes >= limits.warn_at * limits.max_bytes:
+    if usage.snapshot_bytes >= limits.warn_at * limits.max_bytes and "bytes" not in given:
         warnings["bytes"] = (
             f"this run's current state takes {usage.snapshot_bytes} bytes (limit "
             f"{limits.max_bytes}): older versions are archived, but the latest values alone "

@@ -120,7 +120,7 @@ def _text_name_problem(value: str, limit: int) -> str | None:
                 return f"contains a control or invisible character (U+{ord(char):04X})"
     if value != value.strip():
         return "must not start or end with spaces"
-    if ACTIVE_MARKUP.search(value):
+    if ("<" in value or ":" in value) and ACTIVE_MARKUP.search(value):  # it needs one of them
         return "contains active markup (script, event handler, javascript: URL)"
     return None
 
@@ -257,7 +257,7 @@ def _each_key(what: str) -> Callable[[Any], object]:
 
 
 def _fact(fact: Any) -> None:
-    if isinstance(fact, Mapping):
+    if type(fact) is dict or isinstance(fact, Mapping):  # a dict: no ABC check needed
         check_key(fact.get("key"), "fact key")
         check_text(fact.get("note"), "note")
 

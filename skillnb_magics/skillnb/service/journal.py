@@ -321,14 +321,14 @@ class RunJournal:
         speculative: bool,
     ) -> list[Event]:
         """:meth:`commit` inside the mutex (a folder not writable is named by the caller)."""
-        done: list[Event] | str = "lock"
-        for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
-            done = self._commit_speculative(make, expected_version, sync)
-            if done != "retry":
-                break
-            # Another writer moved the run; the refusal brought what it wrote: try again.
-        if isinstance(done, list):
-            return done
+        if speculative and self._speculate is not None:
+            for _ in range(_SPECULATIONS):
+                done = self._commit_speculative(make, expected_version, sync)
+                if isinstance(done, list):
+                    return done
+                if done != "retry":
+                    break
+                # Another writer moved the run; the refusal brought what it wrote: try again.
         if self._shared:  # others wrote lately: catch up before the lock, not holding it
             self.refresh()
         self._check_usable()  # a run set aside or replaced is found under the lock
@@ -365,19 +365,22 @@ class RunJournal:
     ) -> list[Event]:
         with self.store.lock():
             before = self.state.version
-            self.refresh()
-            self._shared = self.state.version != before
-            if expected_version is not None and expected_version != self.state.version:
-                raise ConflictError(expected_version, self.state.version)
+            new = self._changes()  # refresh(): the caller holds the mutex, checked usable
+            if new is None:
+                self.reload()  # raises RunReplaced when another run (or none) is there now
+            elif new:
+                self._fold(new)
+            version = self.state.version
+            self._shared = version != before
+            if expected_version is not None and expected_version != version:
+                raise ConflictError(expected_version, version)
             drafts = make(self.state)
             if not drafts:
                 return []
-            created = []
-            if self.state.version == 0:  # a new run is created by its first write
-                created = [self.draft("run.created", run_id=self.new_id)]
-            events = self.store.append(
-                [*created, *drafts], expected_version=self.state.version, sync=sync
-            )
+            created = version == 0  # a new run is created by its first write
+            if created:
+                drafts = [self.draft("run.created", run_id=self.new_id), *drafts]
+            events = self.store.append(drafts, expected_version=version, sync=sync)
             self._fold(events)
             due: Mapping[str, str] = {}
             if sync:  # a marker's few bytes are counted with the durable append after it
@@ -385,7 +388,7 @@ class RunJournal:
                 if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
                     self.compact_locked()
         self._warn(due)
-        mine = events[len(created) :]  # the implicit run.created is nobody's news
+        mine = events[1:] if created else events  # the implicit run.created is nobody's news
         self._notify(mine)
         return mine
 
@@ -437,16 +440,20 @@ class RunJournal:
         snapshot_bytes = snap() if snap is not None else 0
         if well_within(self.limits, facts, live_bytes, snapshot_bytes):
             return False, {}
-        return assess(Usage(facts, live_bytes, snapshot_bytes), self.limits)
+        return assess(Usage(facts, live_bytes, snapshot_bytes), self.limits, self._warned)
 
     def _warn(self, due: Mapping[str, str]) -> None:
         """Warn once per limit (:class:`~skillnb.core.capacity.CapacityWarning`)."""
+        if not due:
+            return
         for limit, message in due.items():
             if limit not in self._warned:
                 self._warned.add(limit)
                 warnings.warn(message, CapacityWarning, stacklevel=5)
 
     def _notify(self, events: list[Event]) -> None:
+        if not self._listeners:
+            return
         for listener in list(self._listeners):
             try:
                 listener(events)

@@ -15,6 +15,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, PrivateAttr, TypeAdapter
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - exercised by the tests that hide orjson
+    orjson = None  # type: ignore[assignment]
+
 from skillnb.core.runstate.base import FACT_KINDS, RECORD_VERSION, FactKind, JsonValue
 from skillnb.core.runstate.base import Record as _Record
 from skillnb.core.runstate.parts import (
@@ -248,6 +253,11 @@ def json_time(at: datetime) -> str:
     offset = at.utcoffset()
     if offset is not None and (offset.seconds % 60 or offset.microseconds):
         return str(_pydantic_json_time(at))
+    if orjson is not None and type(at) is datetime:  # the same text, a few times faster
+        try:
+            return orjson.dumps(at, option=orjson.OPT_UTC_Z)[1:-1].decode("ascii")
+        except TypeError:  # a time zone orjson cannot read (orjson.JSONEncodeError is one)
+            pass
     text = at.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 

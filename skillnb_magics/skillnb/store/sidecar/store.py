@@ -190,6 +190,7 @@ class SidecarStore(Closing):
         self._fresh = False  # the tail is current: refreshed while this object holds the lock
         self._snapshot_size: tuple[tuple[object, ...], int] | None = None  # see snapshot_bytes
         self._owners_seen = False  # whose the folder is: looked at on the first load
+        self._held = _Held(self)
 
     # -- protocol -----------------------------------------------------------------------------
 
@@ -223,7 +224,7 @@ class SidecarStore(Closing):
 
     def lock(self) -> AbstractContextManager[None]:
         """Take the exclusive writer lock (inter-process, re-entrant for this object)."""
-        return _Held(self)
+        return self._held  # holds no state of its own: one serves every ``with``
 
     def _acquire(self) -> None:
         if self._closed:
