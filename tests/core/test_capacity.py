@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
+from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, due, well_within
 from skillnb.core.suggest.rank import Suggestion
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
@@ -130,3 +130,15 @@ def test_well_within_agrees_with_assess_at_every_edge() -> None:
             for snapshot in (0, 79, 80, 81, 200):
                 quiet = assess(Usage(facts, live, snapshot), limits) == (False, {})
                 assert well_within(limits, facts, live, snapshot) == quiet, (facts, live, snapshot)
+
+
+def test_due_is_assess_without_the_warnings_given_at_every_edge() -> None:
+    limits = Limits(max_facts=10, max_bytes=100, warn_at=0.8)
+    for given in ((), ("facts",), ("bytes",), ("facts", "bytes")):
+        for facts in (0, 7, 8, 9, 10, 11):
+            for live in (None, 0, 99, 100, 101, 500):
+                for snapshot in (0, 79, 80, 81, 200):
+                    compact, warnings = assess(Usage(facts, live, snapshot), limits)
+                    expected = (compact, {k: v for k, v in warnings.items() if k not in given})
+                    found = due(limits, facts, live, snapshot, given)
+                    assert found == expected, (given, facts, live, snapshot)

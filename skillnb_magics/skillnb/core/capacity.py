@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from skillnb.errors import SkillnbWarning
 
-__all__ = ["CapacityWarning", "Limits", "Usage", "assess", "well_within"]
+__all__ = ["CapacityWarning", "Limits", "Usage", "assess", "due", "well_within"]
 
 
 class CapacityWarning(SkillnbWarning):
@@ -112,3 +112,24 @@ def well_within(limits: Limits, facts: int, live_bytes: int | None, snapshot_byt
         and snapshot_bytes < limits.warn_at * limits.max_bytes
         and (live_bytes is None or live_bytes <= limits.max_bytes)
     )
+
+
+def due(
+    limits: Limits,
+    facts: int,
+    live_bytes: int | None,
+    snapshot_bytes: int,
+    given: Collection[str] = (),
+) -> tuple[bool, dict[str, str]]:
+    """:func:`assess` of this usage with the warnings in ``given`` left out, as a commit asks.
+
+    Without building a :class:`Usage` or a message when nothing new is to be said: a run
+    within its limits, or past them and already told (each commit of a large run asks).
+    """
+    if well_within(limits, facts, live_bytes, snapshot_bytes):
+        return False, {}
+    told_facts = "facts" in given or facts < limits.warn_at * limits.max_facts
+    told_bytes = "bytes" in given or snapshot_bytes < limits.warn_at * limits.max_bytes
+    if told_facts and told_bytes:
+        return live_bytes is not None and live_bytes > limits.max_bytes, {}
+    return assess(Usage(facts, live_bytes, snapshot_bytes), limits, given)

@@ -258,8 +258,11 @@ def _each_key(what: str) -> Callable[[Any], object]:
 
 def _fact(fact: Any) -> None:
     if type(fact) is dict or isinstance(fact, Mapping):  # a dict: no ABC check needed
-        check_key(fact.get("key"), "fact key")
-        check_text(fact.get("note"), "note")
+        key, note = fact.get("key"), fact.get("note")
+        if type(key) is not str or len(key) > MAX_KEY or _text_name_problem(key, MAX_KEY):
+            check_key(key, "fact key")  # says what is wrong (the common case, a good key, not)
+        if note is not None:
+            check_text(note, "note")
 
 
 def _approval(approval: Any) -> None:

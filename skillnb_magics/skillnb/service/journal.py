@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
-from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
+from skillnb.core.capacity import CapacityWarning, Limits, due
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
 from skillnb.core.runstate.eventrecords import EventRecords
@@ -438,9 +438,7 @@ class RunJournal:
         facts = len(self.state.facts)
         live_bytes = live() if live is not None else None
         snapshot_bytes = snap() if snap is not None else 0
-        if well_within(self.limits, facts, live_bytes, snapshot_bytes):
-            return False, {}
-        return assess(Usage(facts, live_bytes, snapshot_bytes), self.limits, self._warned)
+        return due(self.limits, facts, live_bytes, snapshot_bytes, self._warned)
 
     def _warn(self, due: Mapping[str, str]) -> None:
         """Warn once per limit (:class:`~skillnb.core.capacity.CapacityWarning`)."""

@@ -42,8 +42,14 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
-from skillnb.core.runstate.eventrecords import as_list, event_from_draft
-from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft, RunState
+from skillnb.core.runstate.eventrecords import as_list, event_from_draft, event_from_record
+from skillnb.core.runstate.records import (
+    RECORD_VERSION,
+    CheckedDraft,
+    Event,
+    EventDraft,
+    RunState,
+)
 from skillnb.errors import ConflictError, SkillnbWarning, StoreCorrupted
 from skillnb.store.durable import (
     FileLock,
@@ -108,10 +114,12 @@ def _encoded(drafts: Sequence[EventDraft], after: int) -> tuple[list[Event], byt
         EventRejected: a draft the journal cannot hold.
 
     """
-    if len(drafts) == 1 and type(drafts[0]) is CheckedDraft:
-        line = encode_one(after + 1, drafts[0])
-        if line is not None:
-            return [event_from_draft(after + 1, drafts[0], True)], line
+    if len(drafts) == 1 and type(draft := drafts[0]) is CheckedDraft:
+        line = encode_one(after + 1, draft)
+        if line is not None:  # the event event_from_draft makes of a checked draft
+            fields = {"v": RECORD_VERSION, "seq": after + 1, "type": draft.type, "at": draft.at}
+            fields["data"] = {**draft.data}
+            return [event_from_record(fields)], line
     checked = [type(d) is CheckedDraft for d in drafts]
     events = [
         event_from_draft(after + i, d, c)
@@ -364,7 +372,7 @@ class SidecarStore(Closing):
                 self._create_journal(head, _created_run(drafts), data)
                 return events
             try:  # with group commit, fsynced once the lock is let go (see _release)
-                self._appender.write(data, sync=sync, later=self._group_commit)
+                self._appender.write(data, sync=sync, later=self._group_commit, fd=fd)
             except BaseException:
                 self._fresh = False  # cut again, and the tail forgot the file
                 raise
@@ -489,14 +497,16 @@ class SidecarStore(Closing):
         correctly from (see :mod:`skillnb.store.sidecar.compaction`); the next compaction finishes
         or abandons it.
         """
-        self._refresh()
-        if self._tail.missing:
+        tail = self._tail
+        if not self._fresh or tail.identity is None:  # else looked at under this hold
+            self._refresh()
+        if tail.missing:
             return None
         try:
             fd = self._appender.descriptor()
         except PermissionError as exc:
             raise self._named(exc) from None
-        if self._tail.size > self._tail.end:
+        if tail.size > tail.end:
             self._move_torn_tail()
         return fd
 
