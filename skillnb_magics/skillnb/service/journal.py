@@ -151,6 +151,7 @@ class RunJournal:
             store, "catch_up"
         )
         self._sizes = (_offered(store, "live_bytes"), _offered(store, "snapshot_bytes"))
+        self._usage: Callable[[], tuple[int, int]] | None = _offered(store, "usage_bytes")
         self.state = RunState(run_id="")
         """The live folded state (read-only by contract; call :meth:`refresh` first)."""
         self.reload()
@@ -434,10 +435,14 @@ class RunJournal:
 
     def _capacity(self) -> tuple[bool, dict[str, str]]:
         """Whether the live journal is past the byte cap, and the warnings due (lock held)."""
-        live, snap = self._sizes
         facts = len(self.state.facts)
-        live_bytes = live() if live is not None else None
-        snapshot_bytes = snap() if snap is not None else 0
+        live_bytes: int | None
+        if self._usage is not None:  # both in one call (the sidecar)
+            live_bytes, snapshot_bytes = self._usage()
+        else:
+            live, snap = self._sizes
+            live_bytes = live() if live is not None else None
+            snapshot_bytes = snap() if snap is not None else 0
         return due(self.limits, facts, live_bytes, snapshot_bytes, self._warned)
 
     def _warn(self, due: Mapping[str, str]) -> None:

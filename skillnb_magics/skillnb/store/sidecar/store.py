@@ -430,21 +430,31 @@ class SidecarStore(Closing):
 
     def snapshot_bytes(self) -> int:
         """Size of the snapshot file (0 when there is none yet)."""
+        with self._mutex:
+            self._refresh()
+            return self._snapshot_bytes()
+
+    def usage_bytes(self) -> tuple[int, int]:
+        """:meth:`live_bytes` and :meth:`snapshot_bytes` in one look (what a commit asks)."""
+        with self._mutex:
+            self._refresh()
+            return self._tail.end, self._snapshot_bytes()
+
+    def _snapshot_bytes(self) -> int:
+        """:meth:`snapshot_bytes` of the tail as last refreshed (the thread lock held)."""
         # Only a compaction writes the snapshot. When the journal holds events, a compaction
         # replaces it with a new file; so while it is the same file (kept open by the tail, its
         # inode cannot be reused), the size measured beside it still holds.
-        with self._mutex:
-            self._refresh()
-            tail = self._tail
-            seen = (tail.identity, tail.base)
-            if self._snapshot_size is not None and self._snapshot_size[0] == seen:
-                return self._snapshot_size[1]
-            try:
-                size = self._layout.snapshot.stat().st_size
-            except FileNotFoundError:
-                size = 0
-            holds_events = tail.identity is not None and tail.last > tail.base
-            self._snapshot_size = (seen, size) if holds_events else None
+        tail = self._tail
+        seen = (tail.identity, tail.base)
+        if self._snapshot_size is not None and self._snapshot_size[0] == seen:
+            return self._snapshot_size[1]
+        try:
+            size = self._layout.snapshot.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        holds_events = tail.identity is not None and tail.last > tail.base
+        self._snapshot_size = (seen, size) if holds_events else None
         return size
 
     def pack(self) -> int:
