@@ -60,6 +60,7 @@ __all__ = [
     "built",
     "json_time",
     "replaced",
+    "stored_fact",
 ]
 
 _Built = TypeVar("_Built", bound=_Record)
@@ -238,6 +239,51 @@ def replaced(record: _Built, **changes: Any) -> _Built:
     fields = record.__dict__.copy()
     fields.update(changes)
     return built(type(record), fields, record.__pydantic_fields_set__ | changes.keys())
+
+
+_FACT_FIELDS = (
+    *("v", "key", "value", "encoding", "restorable", "kind", "version", "seq", "at"),
+    *("cell_id", "source_hash", "note", "preview"),
+)
+_OPTIONAL_TEXT = (str, type(None))
+_parse_time = TypeAdapter(datetime).validator.validate_python
+
+
+def stored_fact(stored: dict[str, Any], seq: int) -> Fact | None:
+    """``Fact.model_validate({**stored, "seq": seq})``, built directly when it surely agrees.
+
+    ``stored`` is what a writer writes (a ``Fact`` dump, as a ``fact.formalized`` event
+    holds it): every field, in the model's order, each of its exact type. Then the fact is
+    built without validating, its time parsed as validation parses it (a fold right after a
+    commit runs cold, and the full validator touches more than this); otherwise ``None``,
+    and the caller validates (and reports what is wrong).
+    """
+    if tuple(stored) != _FACT_FIELDS:
+        return None
+    at, kind = stored["at"], stored["kind"]
+    if not (
+        type(at) is str
+        and type(stored["key"]) is str
+        and type(stored["version"]) is int
+        and type(stored["v"]) is int
+        and type(stored["restorable"]) is bool
+        and type(stored["encoding"]) is str
+        and type(stored["preview"]) is str
+        and type(kind) is str
+        and kind in FACT_KINDS
+        and isinstance(stored["note"], _OPTIONAL_TEXT)
+        and isinstance(stored["cell_id"], _OPTIONAL_TEXT)
+        and isinstance(stored["source_hash"], _OPTIONAL_TEXT)
+    ):
+        return None
+    try:
+        when = _parse_time(at)
+    except ValueError:  # pydantic's ValidationError is one: validating reports it
+        return None
+    fields = stored.copy()
+    fields["seq"] = seq
+    fields["at"] = when
+    return built(Fact, fields, _FACT_FIELDS)
 
 
 _pydantic_json_time = partial(TypeAdapter(datetime).serializer.to_python, mode="json")
