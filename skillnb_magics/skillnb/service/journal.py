@@ -332,7 +332,8 @@ class RunJournal:
                 # Another writer moved the run; the refusal brought what it wrote: try again.
         if self._shared:  # others wrote lately: catch up before the lock, not holding it
             self.refresh()
-        self._check_usable()  # a run set aside or replaced is found under the lock
+        if self._closed or self._replaced is not None:
+            self._check_usable()  # a run set aside or replaced is found under the lock
         try:
             return self._commit_locked(make, expected_version, sync)
         except FileNotFoundError:
@@ -388,9 +389,11 @@ class RunJournal:
                 compact, due = self._capacity()
                 if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
                     self.compact_locked()
-        self._warn(due)
+        if due:
+            self._warn(due)
         mine = events[1:] if created else events  # the implicit run.created is nobody's news
-        self._notify(mine)
+        if self._listeners:
+            self._notify(mine)
         return mine
 
     def _commit_speculative(

@@ -270,7 +270,7 @@ class SidecarStore(Closing):
             self._check_open()
         if not self._fresh or self._tail.identity is None:  # None: no journal, or forgotten
             self._tail.refresh()
-            self._fresh = self._lock.held
+            self._fresh = self._lock.depth > 0  # held by this object
 
     def head(self) -> int:
         """Return the latest committed version: a ``stat`` of the journal, plus any new bytes."""
