@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
 
-from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
+from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, due, well_within
 from skillnb.core.suggest.rank import Suggestion
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
@@ -67,6 +68,27 @@ def test_assess_is_pure() -> None:
     assert assess(Usage(facts=1, live_bytes=None), limits) == (False, {})
 
 
+def test_assess_leaves_out_the_warnings_already_given() -> None:
+    limits = Limits(max_facts=10, max_bytes=100)
+    usage = Usage(facts=9, live_bytes=101, snapshot_bytes=90)
+    assert assess(usage, limits, {"facts"}) == (True, {"bytes": assess(usage, limits)[1]["bytes"]})
+    assert assess(usage, limits, {"facts", "bytes"}) == (True, {})
+
+
+def test_a_run_past_a_limit_warns_once_and_keeps_compacting(tmp_path: Path) -> None:
+    run = open_run(state_dir=tmp_path, memory=False, limits=Limits(max_facts=2, max_bytes=4000))
+    run.formalize("k0", 0)
+    with pytest.warns(CapacityWarning, match="keeps 2 facts"):
+        run.formalize("k1", 1)
+    run.formalize("k2", 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CapacityWarning)  # told once: never again
+        for i in range(60):
+            run.formalize(f"k{i % 3}", "x" * 50)
+    assert run.store.live_bytes() <= 4000 + 400  # compacted past the byte cap
+    run.close()
+
+
 def test_pin_keeps_a_note_and_offers_extracted_values_as_suggestions(tmp_path: Path) -> None:
     run = open_run(state_dir=tmp_path, memory=False)
     run.formalize("risk_fx", "currency swings")
@@ -108,3 +130,15 @@ def test_well_within_agrees_with_assess_at_every_edge() -> None:
             for snapshot in (0, 79, 80, 81, 200):
                 quiet = assess(Usage(facts, live, snapshot), limits) == (False, {})
                 assert well_within(limits, facts, live, snapshot) == quiet, (facts, live, snapshot)
+
+
+def test_due_is_assess_without_the_warnings_given_at_every_edge() -> None:
+    limits = Limits(max_facts=10, max_bytes=100, warn_at=0.8)
+    for given in ((), ("facts",), ("bytes",), ("facts", "bytes")):
+        for facts in (0, 7, 8, 9, 10, 11):
+            for live in (None, 0, 99, 100, 101, 500):
+                for snapshot in (0, 79, 80, 81, 200):
+                    compact, warnings = assess(Usage(facts, live, snapshot), limits)
+                    expected = (compact, {k: v for k, v in warnings.items() if k not in given})
+                    found = due(limits, facts, live, snapshot, given)
+                    assert found == expected, (given, facts, live, snapshot)

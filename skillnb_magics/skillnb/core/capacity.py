@@ -14,12 +14,12 @@ Limits come from ``open_run(limits=...)`` or the environment: ``SKILLNB_MAX_FACT
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from skillnb.errors import SkillnbWarning
 
-__all__ = ["CapacityWarning", "Limits", "Usage", "assess", "well_within"]
+__all__ = ["CapacityWarning", "Limits", "Usage", "assess", "due", "well_within"]
 
 
 class CapacityWarning(SkillnbWarning):
@@ -73,8 +73,12 @@ class Usage:
     itself cannot shrink."""
 
 
-def assess(usage: Usage, limits: Limits) -> tuple[bool, dict[str, str]]:
+def assess(
+    usage: Usage, limits: Limits, given: Collection[str] = ()
+) -> tuple[bool, dict[str, str]]:
     """Whether to compact now, and the warnings due (by limit name).
+
+    ``given``: the limits whose warning the caller has already shown; none is due again.
 
     Returns:
         ``(compact, warnings)``: ``compact`` when the live journal is past ``max_bytes``;
@@ -83,12 +87,12 @@ def assess(usage: Usage, limits: Limits) -> tuple[bool, dict[str, str]]:
 
     """
     warnings: dict[str, str] = {}
-    if usage.facts >= limits.warn_at * limits.max_facts:
+    if usage.facts >= limits.warn_at * limits.max_facts and "facts" not in given:
         warnings["facts"] = (
             f"this run keeps {usage.facts} facts (limit {limits.max_facts}): archive it "
             "(run.archive() or `skillnb archive`) or start a new run before it grows further"
         )
-    if usage.snapshot_bytes >= limits.warn_at * limits.max_bytes:
+    if usage.snapshot_bytes >= limits.warn_at * limits.max_bytes and "bytes" not in given:
         warnings["bytes"] = (
             f"this run's current state takes {usage.snapshot_bytes} bytes (limit "
             f"{limits.max_bytes}): older versions are archived, but the latest values alone "
@@ -108,3 +112,24 @@ def well_within(limits: Limits, facts: int, live_bytes: int | None, snapshot_byt
         and snapshot_bytes < limits.warn_at * limits.max_bytes
         and (live_bytes is None or live_bytes <= limits.max_bytes)
     )
+
+
+def due(
+    limits: Limits,
+    facts: int,
+    live_bytes: int | None,
+    snapshot_bytes: int,
+    given: Collection[str] = (),
+) -> tuple[bool, dict[str, str]]:
+    """:func:`assess` of this usage with the warnings in ``given`` left out, as a commit asks.
+
+    Without building a :class:`Usage` or a message when nothing new is to be said: a run
+    within its limits, or past them and already told (each commit of a large run asks).
+    """
+    if well_within(limits, facts, live_bytes, snapshot_bytes):
+        return False, {}
+    told_facts = "facts" in given or facts < limits.warn_at * limits.max_facts
+    told_bytes = "bytes" in given or snapshot_bytes < limits.warn_at * limits.max_bytes
+    if told_facts and told_bytes:
+        return live_bytes is not None and live_bytes > limits.max_bytes, {}
+    return assess(Usage(facts, live_bytes, snapshot_bytes), limits, given)

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
-from skillnb.core.capacity import CapacityWarning, Limits, Usage, assess, well_within
+from skillnb.core.capacity import CapacityWarning, Limits, due
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
 from skillnb.core.runstate.eventrecords import EventRecords
@@ -151,6 +151,7 @@ class RunJournal:
             store, "catch_up"
         )
         self._sizes = (_offered(store, "live_bytes"), _offered(store, "snapshot_bytes"))
+        self._usage: Callable[[], tuple[int, int]] | None = _offered(store, "usage_bytes")
         self.state = RunState(run_id="")
         """The live folded state (read-only by contract; call :meth:`refresh` first)."""
         self.reload()
@@ -321,17 +322,18 @@ class RunJournal:
         speculative: bool,
     ) -> list[Event]:
         """:meth:`commit` inside the mutex (a folder not writable is named by the caller)."""
-        done: list[Event] | str = "lock"
-        for _ in range(_SPECULATIONS if speculative and self._speculate else 0):
-            done = self._commit_speculative(make, expected_version, sync)
-            if done != "retry":
-                break
-            # Another writer moved the run; the refusal brought what it wrote: try again.
-        if isinstance(done, list):
-            return done
+        if speculative and self._speculate is not None:
+            for _ in range(_SPECULATIONS):
+                done = self._commit_speculative(make, expected_version, sync)
+                if isinstance(done, list):
+                    return done
+                if done != "retry":
+                    break
+                # Another writer moved the run; the refusal brought what it wrote: try again.
         if self._shared:  # others wrote lately: catch up before the lock, not holding it
             self.refresh()
-        self._check_usable()  # a run set aside or replaced is found under the lock
+        if self._closed or self._replaced is not None:
+            self._check_usable()  # a run set aside or replaced is found under the lock
         try:
             return self._commit_locked(make, expected_version, sync)
         except FileNotFoundError:
@@ -365,28 +367,33 @@ class RunJournal:
     ) -> list[Event]:
         with self.store.lock():
             before = self.state.version
-            self.refresh()
-            self._shared = self.state.version != before
-            if expected_version is not None and expected_version != self.state.version:
-                raise ConflictError(expected_version, self.state.version)
+            new = self._changes()  # refresh(): the caller holds the mutex, checked usable
+            if new is None:
+                self.reload()  # raises RunReplaced when another run (or none) is there now
+            elif new:
+                self._fold(new)
+            version = self.state.version
+            self._shared = version != before
+            if expected_version is not None and expected_version != version:
+                raise ConflictError(expected_version, version)
             drafts = make(self.state)
             if not drafts:
                 return []
-            created = []
-            if self.state.version == 0:  # a new run is created by its first write
-                created = [self.draft("run.created", run_id=self.new_id)]
-            events = self.store.append(
-                [*created, *drafts], expected_version=self.state.version, sync=sync
-            )
+            created = version == 0  # a new run is created by its first write
+            if created:
+                drafts = [self.draft("run.created", run_id=self.new_id), *drafts]
+            events = self.store.append(drafts, expected_version=version, sync=sync)
             self._fold(events)
             due: Mapping[str, str] = {}
             if sync:  # a marker's few bytes are counted with the durable append after it
                 compact, due = self._capacity()
                 if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
                     self.compact_locked()
-        self._warn(due)
-        mine = events[len(created) :]  # the implicit run.created is nobody's news
-        self._notify(mine)
+        if due:
+            self._warn(due)
+        mine = events[1:] if created else events  # the implicit run.created is nobody's news
+        if self._listeners:
+            self._notify(mine)
         return mine
 
     def _commit_speculative(
@@ -431,22 +438,28 @@ class RunJournal:
 
     def _capacity(self) -> tuple[bool, dict[str, str]]:
         """Whether the live journal is past the byte cap, and the warnings due (lock held)."""
-        live, snap = self._sizes
         facts = len(self.state.facts)
-        live_bytes = live() if live is not None else None
-        snapshot_bytes = snap() if snap is not None else 0
-        if well_within(self.limits, facts, live_bytes, snapshot_bytes):
-            return False, {}
-        return assess(Usage(facts, live_bytes, snapshot_bytes), self.limits)
+        live_bytes: int | None
+        if self._usage is not None:  # both in one call (the sidecar)
+            live_bytes, snapshot_bytes = self._usage()
+        else:
+            live, snap = self._sizes
+            live_bytes = live() if live is not None else None
+            snapshot_bytes = snap() if snap is not None else 0
+        return due(self.limits, facts, live_bytes, snapshot_bytes, self._warned)
 
     def _warn(self, due: Mapping[str, str]) -> None:
         """Warn once per limit (:class:`~skillnb.core.capacity.CapacityWarning`)."""
+        if not due:
+            return
         for limit, message in due.items():
             if limit not in self._warned:
                 self._warned.add(limit)
                 warnings.warn(message, CapacityWarning, stacklevel=5)
 
     def _notify(self, events: list[Event]) -> None:
+        if not self._listeners:
+            return
         for listener in list(self._listeners):
             try:
                 listener(events)

@@ -229,7 +229,10 @@ def ensure_private_dir(path: Path) -> None:
 
 def write_all(fd: int, data: bytes) -> None:
     """Write ``data`` to ``fd``: one ``os.write`` in practice, looping only on a short write."""
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         view = view[written:]

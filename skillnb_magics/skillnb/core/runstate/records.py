@@ -15,6 +15,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, PrivateAttr, TypeAdapter
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - exercised by the tests that hide orjson
+    orjson = None  # type: ignore[assignment]
+
 from skillnb.core.runstate.base import FACT_KINDS, RECORD_VERSION, FactKind, JsonValue
 from skillnb.core.runstate.base import Record as _Record
 from skillnb.core.runstate.parts import (
@@ -55,6 +60,7 @@ __all__ = [
     "built",
     "json_time",
     "replaced",
+    "stored_fact",
 ]
 
 _Built = TypeVar("_Built", bound=_Record)
@@ -235,6 +241,51 @@ def replaced(record: _Built, **changes: Any) -> _Built:
     return built(type(record), fields, record.__pydantic_fields_set__ | changes.keys())
 
 
+_FACT_FIELDS = (
+    *("v", "key", "value", "encoding", "restorable", "kind", "version", "seq", "at"),
+    *("cell_id", "source_hash", "note", "preview"),
+)
+_OPTIONAL_TEXT = (str, type(None))
+_parse_time = TypeAdapter(datetime).validator.validate_python
+
+
+def stored_fact(stored: dict[str, Any], seq: int) -> Fact | None:
+    """``Fact.model_validate({**stored, "seq": seq})``, built directly when it surely agrees.
+
+    ``stored`` is what a writer writes (a ``Fact`` dump, as a ``fact.formalized`` event
+    holds it): every field, in the model's order, each of its exact type. Then the fact is
+    built without validating, its time parsed as validation parses it (a fold right after a
+    commit runs cold, and the full validator touches more than this); otherwise ``None``,
+    and the caller validates (and reports what is wrong).
+    """
+    if tuple(stored) != _FACT_FIELDS:
+        return None
+    at, kind = stored["at"], stored["kind"]
+    if not (
+        type(at) is str
+        and type(stored["key"]) is str
+        and type(stored["version"]) is int
+        and type(stored["v"]) is int
+        and type(stored["restorable"]) is bool
+        and type(stored["encoding"]) is str
+        and type(stored["preview"]) is str
+        and type(kind) is str
+        and kind in FACT_KINDS
+        and isinstance(stored["note"], _OPTIONAL_TEXT)
+        and isinstance(stored["cell_id"], _OPTIONAL_TEXT)
+        and isinstance(stored["source_hash"], _OPTIONAL_TEXT)
+    ):
+        return None
+    try:
+        when = _parse_time(at)
+    except ValueError:  # pydantic's ValidationError is one: validating reports it
+        return None
+    fields = stored.copy()
+    fields["seq"] = seq
+    fields["at"] = when
+    return built(Fact, fields, _FACT_FIELDS)
+
+
 _pydantic_json_time = partial(TypeAdapter(datetime).serializer.to_python, mode="json")
 
 
@@ -248,6 +299,11 @@ def json_time(at: datetime) -> str:
     offset = at.utcoffset()
     if offset is not None and (offset.seconds % 60 or offset.microseconds):
         return str(_pydantic_json_time(at))
+    if orjson is not None and type(at) is datetime:  # the same text, a few times faster
+        try:
+            return orjson.dumps(at, option=orjson.OPT_UTC_Z)[1:-1].decode("ascii")
+        except TypeError:  # a time zone orjson cannot read (orjson.JSONEncodeError is one)
+            pass
     text = at.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 

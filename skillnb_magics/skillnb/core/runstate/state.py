@@ -77,6 +77,7 @@ from skillnb.core.runstate.records import (
     RunState,
     Step,
     built,
+    stored_fact,
 )
 
 __all__ = ["MalformedEvent", "apply", "apply_all", "state_entry_seq"]
@@ -115,7 +116,9 @@ def _fact(state: RunState, e: Event) -> None:
     stored = e.data["fact"]
     if not isinstance(stored, dict):
         raise MalformedEvent("fact must be an object")
-    fact: Fact = _validate_fact({**stored, "seq": e.seq})  # Fact.model_validate, less overhead
+    fact = stored_fact(stored, e.seq)  # a writer's record, built as validating it would
+    if fact is None:
+        fact = _validate_fact({**stored, "seq": e.seq})  # Fact.model_validate, less overhead
     state.facts[fact.key] = fact
 
 

@@ -199,7 +199,12 @@ class Codec:
         preview = clip_preview(plain if isinstance(plain, str) else text)
         if size > blob_threshold:
             return _to_blob(_builtin(self, name), plain, store, preview)
-        return Encoded(plain, name, True, preview, plain=True)
+        # Encoded(plain, name, True, preview, plain=True), without the frozen class's setattrs
+        encoded = _new(Encoded)
+        fields = {"value": plain, "encoding": name, "restorable": True, "preview": preview}
+        fields["plain"] = True
+        _set(encoded, "__dict__", fields)
+        return encoded
 
     def decode(self, stored: Any, encoding: str, store: BlobStore) -> Any:
         """Rebuild the value stored as ``stored`` with ``encoding``.
@@ -245,6 +250,8 @@ class Codec:
 
 
 _NOT_PLAIN: Any = object()
+_new = object.__new__
+_set = object.__setattr__
 _SCALARS = (str, int, bool)
 _MAX_DEPTH = 200
 
@@ -283,8 +290,13 @@ def _plain(value: Any, depth: int, floats: list[float]) -> Any:
     if kind is dict:
         copy = {}
         for k, v in value.items():
+            if type(k) is not str:
+                return _NOT_PLAIN
+            if v is None or type(v) in _SCALARS:  # kept as it is: no call needed
+                copy[k] = v
+                continue
             item = _plain(v, depth + 1, floats)
-            if type(k) is not str or item is _NOT_PLAIN:
+            if item is _NOT_PLAIN:
                 return _NOT_PLAIN
             copy[k] = item
         return copy

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from skillnb.store.durable import PhaseHook, flush, open_file, write_all
+from skillnb.store.durable import PhaseHook, file_ops, flush, open_file, write_all
 from skillnb.store.sidecar.tail import JournalTail
 
 __all__ = ["Appender"]
@@ -58,19 +58,21 @@ class Appender:
                 return self.descriptor()
         return self._fd
 
-    def write(self, data: bytes, *, sync: bool, later: bool) -> None:
+    def write(self, data: bytes, *, sync: bool, later: bool, fd: int | None = None) -> None:
         """Write ``data`` at the end of the journal, all or nothing.
 
         Args:
             data: whole lines (see :func:`~skillnb.store.sidecar.journal.encode_events`).
             sync: make them durable against a crash of the machine.
             later: with ``sync``, owe the fsync to :meth:`settle` instead of paying it now.
+            fd: what :meth:`descriptor` just returned, if the caller asked (else asked here).
 
         Raises:
             OSError: the write or the fsync failed; the lines were cut again.
 
         """
-        fd = self.descriptor()
+        if fd is None:
+            fd = self.descriptor()
         try:
             write_all(fd, data)
             self._hook("append.written")
@@ -98,7 +100,7 @@ class Appender:
         if self._fd is None:
             return
         try:
-            flush(self._fd)
+            file_ops().flush(self._fd)  # durable.flush, one call less on every commit
         except BaseException:
             self.close()
             self._tail.close()  # the journal is read again from the file

@@ -42,8 +42,14 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from skillnb.core.closing import Closing
-from skillnb.core.runstate.eventrecords import as_list, event_from_draft
-from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft, RunState
+from skillnb.core.runstate.eventrecords import as_list, event_from_draft, event_from_record
+from skillnb.core.runstate.records import (
+    RECORD_VERSION,
+    CheckedDraft,
+    Event,
+    EventDraft,
+    RunState,
+)
 from skillnb.errors import ConflictError, SkillnbWarning, StoreCorrupted
 from skillnb.store.durable import (
     FileLock,
@@ -108,10 +114,12 @@ def _encoded(drafts: Sequence[EventDraft], after: int) -> tuple[list[Event], byt
         EventRejected: a draft the journal cannot hold.
 
     """
-    if len(drafts) == 1 and type(drafts[0]) is CheckedDraft:
-        line = encode_one(after + 1, drafts[0])
-        if line is not None:
-            return [event_from_draft(after + 1, drafts[0], True)], line
+    if len(drafts) == 1 and type(draft := drafts[0]) is CheckedDraft:
+        line = encode_one(after + 1, draft)
+        if line is not None:  # the event event_from_draft makes of a checked draft
+            fields = {"v": RECORD_VERSION, "seq": after + 1, "type": draft.type, "at": draft.at}
+            fields["data"] = {**draft.data}
+            return [event_from_record(fields)], line
     checked = [type(d) is CheckedDraft for d in drafts]
     events = [
         event_from_draft(after + i, d, c)
@@ -190,6 +198,7 @@ class SidecarStore(Closing):
         self._fresh = False  # the tail is current: refreshed while this object holds the lock
         self._snapshot_size: tuple[tuple[object, ...], int] | None = None  # see snapshot_bytes
         self._owners_seen = False  # whose the folder is: looked at on the first load
+        self._held = _Held(self)
 
     # -- protocol -----------------------------------------------------------------------------
 
@@ -223,7 +232,7 @@ class SidecarStore(Closing):
 
     def lock(self) -> AbstractContextManager[None]:
         """Take the exclusive writer lock (inter-process, re-entrant for this object)."""
-        return _Held(self)
+        return self._held  # holds no state of its own: one serves every ``with``
 
     def _acquire(self) -> None:
         if self._closed:
@@ -261,7 +270,7 @@ class SidecarStore(Closing):
             self._check_open()
         if not self._fresh or self._tail.identity is None:  # None: no journal, or forgotten
             self._tail.refresh()
-            self._fresh = self._lock.held
+            self._fresh = self._lock.depth > 0  # held by this object
 
     def head(self) -> int:
         """Return the latest committed version: a ``stat`` of the journal, plus any new bytes."""
@@ -363,7 +372,7 @@ class SidecarStore(Closing):
                 self._create_journal(head, _created_run(drafts), data)
                 return events
             try:  # with group commit, fsynced once the lock is let go (see _release)
-                self._appender.write(data, sync=sync, later=self._group_commit)
+                self._appender.write(data, sync=sync, later=self._group_commit, fd=fd)
             except BaseException:
                 self._fresh = False  # cut again, and the tail forgot the file
                 raise
@@ -421,21 +430,31 @@ class SidecarStore(Closing):
 
     def snapshot_bytes(self) -> int:
         """Size of the snapshot file (0 when there is none yet)."""
+        with self._mutex:
+            self._refresh()
+            return self._snapshot_bytes()
+
+    def usage_bytes(self) -> tuple[int, int]:
+        """:meth:`live_bytes` and :meth:`snapshot_bytes` in one look (what a commit asks)."""
+        with self._mutex:
+            self._refresh()
+            return self._tail.end, self._snapshot_bytes()
+
+    def _snapshot_bytes(self) -> int:
+        """:meth:`snapshot_bytes` of the tail as last refreshed (the thread lock held)."""
         # Only a compaction writes the snapshot. When the journal holds events, a compaction
         # replaces it with a new file; so while it is the same file (kept open by the tail, its
         # inode cannot be reused), the size measured beside it still holds.
-        with self._mutex:
-            self._refresh()
-            tail = self._tail
-            seen = (tail.identity, tail.base)
-            if self._snapshot_size is not None and self._snapshot_size[0] == seen:
-                return self._snapshot_size[1]
-            try:
-                size = self._layout.snapshot.stat().st_size
-            except FileNotFoundError:
-                size = 0
-            holds_events = tail.identity is not None and tail.last > tail.base
-            self._snapshot_size = (seen, size) if holds_events else None
+        tail = self._tail
+        seen = (tail.identity, tail.base)
+        if self._snapshot_size is not None and self._snapshot_size[0] == seen:
+            return self._snapshot_size[1]
+        try:
+            size = self._layout.snapshot.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        holds_events = tail.identity is not None and tail.last > tail.base
+        self._snapshot_size = (seen, size) if holds_events else None
         return size
 
     def pack(self) -> int:
@@ -488,14 +507,16 @@ class SidecarStore(Closing):
         correctly from (see :mod:`skillnb.store.sidecar.compaction`); the next compaction finishes
         or abandons it.
         """
-        self._refresh()
-        if self._tail.missing:
+        tail = self._tail
+        if not self._fresh or tail.identity is None:  # else looked at under this hold
+            self._refresh()
+        if tail.missing:
             return None
         try:
             fd = self._appender.descriptor()
         except PermissionError as exc:
             raise self._named(exc) from None
-        if self._tail.size > self._tail.end:
+        if tail.size > tail.end:
             self._move_torn_tail()
         return fd
 

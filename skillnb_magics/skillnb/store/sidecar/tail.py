@@ -50,6 +50,7 @@ class JournalTail:
 
     def __init__(self, path: Path, guard: Callable[[], object] | None = None) -> None:
         self.path = path
+        self._name = os.fspath(path)  # what lstat takes without converting it each time
         self._guard = guard
         self.missing = True
         """True when there is no journal file."""
@@ -89,7 +90,7 @@ class JournalTail:
     def refresh(self) -> None:
         """Catch up with the file: one ``stat``, plus reading whatever is new."""
         try:
-            st = os.lstat(self.path)
+            st = os.lstat(self._name)
         except FileNotFoundError:
             self._forget()
             return
@@ -167,8 +168,10 @@ class JournalTail:
         """Record that this process appended ``events`` as ``data`` at :attr:`end`."""
         self._unread = ()  # no reader needs them: it would catch up from its own append
         if len(events) == 1:  # the usual append: one line
-            self._extend(1, [self.end])
-            self.end = self.size = self.end + len(data)
+            end = self.end
+            self._offsets.append(end)
+            self.last += 1
+            self.end = self.size = end + len(data)
             self._lines += 1
             return
         offsets, pos = [], self.end
