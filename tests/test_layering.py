@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,20 @@ def test_saved_notebooks_and_the_cli_load_no_kernel_edge(module: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"
+
+
+def test_modules_and_folders_stay_small_enough_to_read() -> None:
+    """No module over 600 lines, no package folder over 20 modules (the layout's promise)."""
+    root = Path(__file__).resolve().parents[1] / "skillnb_magics" / "skillnb"
+    long = {
+        str(path.relative_to(root)): lines
+        for path in root.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 600
+    }
+    crowded = {
+        str(folder.relative_to(root)): count
+        for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]
+        if (count := len([m for m in folder.glob("*.py") if m.name != "__init__.py"])) > 20
+    }
+    assert long == {}, f"modules over 600 lines: {long}"
+    assert crowded == {}, f"folders over 20 modules: {crowded}"

@@ -49,10 +49,10 @@ from skillnb.store.sidecar.journal import (
     encode_events,
     encode_header,
     looks_like_journal,
-    names_problem,
     parse_line,
 )
 from skillnb.store.sidecar.layout import SidecarLayout
+from skillnb.store.sidecar.names import names_problem
 from skillnb.store.sidecar.snapshot import read_snapshot
 from skillnb.store.sidecar.store import SidecarStore
 from skillnb.store.sidecar.tail import JournalTail

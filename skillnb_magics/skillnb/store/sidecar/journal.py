@@ -28,10 +28,8 @@ Damage rules, applied by :func:`scan`:
 * A file whose first line is not a journal header or event (``[1,2,3]``, plain text) raises
   ``StoreCorrupted("not a SKILL.nb journal")``: it is never taken for an empty run.
 
-* A complete, checksummed line whose names break the rules of :mod:`skillnb.core.limits` (a
-  run id with ``/``, a fact key of millions of characters, a NUL, ``<script>``) is
-  ``StoreCorrupted`` too, naming the file and line: what was valid on write is checked again on
-  read, since the file may have been written by someone else.
+* A complete, checksummed line whose names break the rules of :mod:`skillnb.core.limits` is
+  ``StoreCorrupted`` too, naming the file and line (see :mod:`skillnb.store.sidecar.names`).
 
 Writer and reader agree on :data:`MAX_LINE_BYTES`, :data:`MAX_DEPTH` and the names exactly: a
 line the reader would refuse is refused by :func:`encode_events` before anything is written.
@@ -56,15 +54,14 @@ from skillnb.core.limits import (
     InvalidName,
     check_run_id,
     event_problem,
-    records_pass,
 )
-from skillnb.core.runstate.eventrecords import EventRecords
 from skillnb.core.runstate.records import RECORD_VERSION, CheckedDraft, Event
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
 from skillnb.store.sidecar.bulklines import plain_records
 from skillnb.store.sidecar.fastline import fast_event, line_event, parse_lines
+from skillnb.store.sidecar.names import refuse_bad_names
 
 try:
     import orjson
@@ -84,7 +81,6 @@ __all__ = [
     "encode_one",
     "event_text",
     "looks_like_journal",
-    "names_problem",
     "parse_line",
     "scan",
 ]
@@ -542,54 +538,9 @@ def scan(
                 next_seq=next_seq,
                 header_allowed=header_allowed,
             )
-    _refuse_bad_names(found, path=path, first_line=first_line)
+    if not found.names_checked:  # the bulk reader checks them as it reads
+        refuse_bad_names(found.events, path=path, line=first_line + (found.header is not None))
     return found
-
-
-def names_problem(event: Event) -> str | None:
-    """Why ``event``'s names break the rules of :mod:`skillnb.core.limits` (``None``: none)."""
-    return event_problem(event.type, event.data)
-
-
-def _refuse_bad_names(found: Scan, *, path: Path, first_line: int) -> None:
-    """Check the names of every committed event again, as they were checked on write.
-
-    Raises:
-        StoreCorrupted: naming the file and the line of the first event that breaks a rule.
-
-    """
-    if found.names_checked:
-        return
-    events = found.events
-    if isinstance(events, EventRecords):  # the columns: no Event built for the check
-        if _all_pass(events):
-            return
-        pairs: Any = zip(events.types, events.data, strict=True)
-    else:
-        pairs = ((e.type, e.data) for e in events)
-    line = first_line + (found.header is not None)
-    accepted: set[str] = set()  # fact keys found good already (a long run writes them again)
-    for i, (type_, data) in enumerate(pairs):
-        key = None
-        if type_ == "fact.formalized":  # its names: the fact's key, and its note if any
-            fact = data.get("fact")
-            if type(fact) is dict and fact.get("note") is None and type(fact.get("key")) is str:
-                key = fact["key"]
-                if key in accepted:
-                    continue  # the same key, no note: exactly what passed before
-        problem = event_problem(type_, data)
-        if problem is not None:
-            raise StoreCorrupted(path, problem, line=line + i)
-        if key is not None:
-            accepted.add(key)
-
-
-def _all_pass(events: EventRecords) -> bool:
-    """Whether no event breaks a names rule, judging each distinct name once (the usual case).
-
-    ``False``: one does; the caller reads them one by one to name its line.
-    """
-    return records_pass(events.types, events.data)
 
 
 def _scan_lines(

@@ -7,7 +7,7 @@ reads exactly that from a healthy sidecar: one ``scandir`` and an ``lstat`` per 
 journal's bytes once (``O_NOFOLLOW``), each line's checksum and sequence number checked, and
 an :class:`~skillnb.core.runstate.records.Event` built only for the lines a row is folded from,
 through :func:`skillnb.store.sidecar.journal.parse_line` (the same validation as a full load) and
-:func:`~skillnb.store.sidecar.journal.names_problem`.
+:func:`~skillnb.store.sidecar.names.names_problem`.
 
 Whatever it does not recognise as a plain, healthy, private sidecar it leaves to the full
 load (``None``): a damaged line, a sequence gap, a torn or unfinished tail, a journal of an
@@ -32,7 +32,8 @@ from skillnb.core.runstate.records import RECORD_VERSION, Event, RunState
 from skillnb.errors import SkillnbError
 from skillnb.store.durable import read_file
 from skillnb.store.sidecar.fastline import fast_event, loads
-from skillnb.store.sidecar.journal import BadLine, JournalHeader, names_problem, parse_line
+from skillnb.store.sidecar.journal import BadLine, JournalHeader, parse_line
+from skillnb.store.sidecar.names import names_problem
 from skillnb.store.sidecar.snapshot import read_snapshot
 
 __all__ = ["Quick", "quick_read"]
