@@ -41,7 +41,7 @@ def test_a_shipped_notebook_opens_unmodified(lab_server: Any, page: Any) -> None
         # The kernel is up and its language_info has reached the notebook's model.
         page.wait_for_function(
             """() => {
-                const panel = window.jupyterapp.shell.currentWidget;
+                const panel = window.jupyterapp?.shell?.currentWidget;  // the app may not be up yet
                 const kernel = panel?.sessionContext?.session?.kernel;
                 const info = panel?.model?.getMetadata('language_info');
                 return kernel?.status === 'idle' && info && info.version;
