@@ -14,8 +14,8 @@ line itself.
 The values inside ``data`` are decoded as ``orjson`` and the standard library decode them:
 the same numbers (correctly rounded floats), text and objects (the last of duplicated keys
 wins), in their order. What msgspec refuses (``NaN``, a lone surrogate, ``1e400``) the caller
-reads line by line, as it does a line ``orjson`` refuses; integers beyond 64 bits are never
-decoded here (the caller sends a chunk with a run of 19 digits to the standard library).
+reads line by line, as it does a line ``orjson`` refuses. Integers of any size are read
+exactly, as the standard library reads them (so no chunk is scanned for runs of 19 digits).
 
 Without msgspec, :data:`decode_line` is ``None`` and the caller parses with ``orjson`` or the
 standard library.
