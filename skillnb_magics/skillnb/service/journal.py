@@ -213,12 +213,16 @@ class RunJournal:
         with self._mutex:
             if self._closed or self._replaced is not None:
                 self._check_usable()
-            new = self._changes()
-            if new is None:
-                self.reload()  # raises RunReplaced when another run (or none) is there now
-            elif new:
-                self._fold(new)
+            self._fold_news()
             return self.state
+
+    def _fold_news(self) -> None:
+        """Fold what others committed after our version (mutex held, run usable)."""
+        new = self._changes()
+        if new is None:
+            self.reload()  # raises RunReplaced when another run (or none) is there now
+        elif new:
+            self._fold(new)
 
     def _changes(self) -> Sequence[Event] | None:
         """What others committed after our version; ``None`` when we must load again.
@@ -367,11 +371,7 @@ class RunJournal:
     ) -> list[Event]:
         with self.store.lock():
             before = self.state.version
-            new = self._changes()  # refresh(): the caller holds the mutex, checked usable
-            if new is None:
-                self.reload()  # raises RunReplaced when another run (or none) is there now
-            elif new:
-                self._fold(new)
+            self._fold_news()  # the caller holds the mutex and found the run usable
             version = self.state.version
             self._shared = version != before
             if expected_version is not None and expected_version != version:
@@ -389,11 +389,9 @@ class RunJournal:
                 compact, due = self._capacity()
                 if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
                     self.compact_locked()
-        if due:
-            self._warn(due)
+        self._warn(due)
         mine = events[1:] if created else events  # the implicit run.created is nobody's news
-        if self._listeners:
-            self._notify(mine)
+        self._notify(mine)
         return mine
 
     def _commit_speculative(
