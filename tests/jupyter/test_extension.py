@@ -207,12 +207,17 @@ def test_the_session_computes_the_sidecar_folder_like_the_store(ip: RaisingShell
 
 
 def test_loading_imports_no_run_store_or_widgets(tmp_path: Path) -> None:
+    """A bare shell's start imports nothing it does not use.
+
+    No run, store, widgets or models; and in a shell no frontend talks to, no ``asyncio`` (no
+    loop runs there), no ``comm`` (nobody opens one) and no ``psutil`` (the notebook is named).
+    """
     code = (
         "import sys\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'skillnb')\n"
         "heavy = ('skillnb.run', 'skillnb.store.sidecar.store', 'skillnb.core.runstate.records',"
-        " 'pydantic',"
+        " 'pydantic', 'asyncio', 'comm', 'psutil',"
         " 'ipywidgets', 'nbformat', 'tqdm')\n"
         "print('HEAVY:' + ','.join(sorted(m for m in heavy if m in sys.modules)))\n"
     )

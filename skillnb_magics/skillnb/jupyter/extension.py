@@ -11,6 +11,7 @@ Loading imports nothing heavy: the run, the records and the widgets load on firs
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from skillnb.errors import SkillnbError
@@ -128,16 +129,21 @@ def unload_ipython_extension(shell: Any) -> None:
 
 
 def _handshake(session: NotebookSession, *, register: bool) -> None:
-    """Let a frontend open ``skillnb.mirror`` to the kernel: the mirror then uses that comm."""
+    """Let a frontend open ``skillnb.mirror`` to the kernel: the mirror then uses that comm.
+
+    Only where ``comm`` is imported already: a kernel a frontend talks to (ipykernel) imports
+    it, and a bare IPython shell has nobody to hear from (importing it there costs ~15 ms).
+    """
     from skillnb.jupyter.mirror import MIRROR_TARGET
 
+    comm = sys.modules.get("comm")
+    if comm is None:
+        return
     try:
-        import comm
-
         manager = comm.get_comm_manager()
         if register:
             manager.register_target(MIRROR_TARGET, session.channel.accept)
         else:
             manager.unregister_target(MIRROR_TARGET, session.channel.accept)
-    except (ImportError, KeyError, AttributeError):  # no comm support here: nothing to hear
+    except (KeyError, AttributeError):  # no comm support here: nothing to hear
         return

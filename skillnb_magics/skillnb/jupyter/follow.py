@@ -11,7 +11,7 @@ every view of a run.
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import threading
 from collections.abc import Callable
 from typing import Protocol
@@ -41,7 +41,14 @@ class Watchable(Protocol):
 
 
 def loop_scheduler() -> Callable[[Callable[[], None]], None] | None:
-    """A scheduler onto the running event loop of this thread (the kernel's), or ``None``."""
+    """A scheduler onto the running event loop of this thread (the kernel's), or ``None``.
+
+    ``asyncio`` is not imported for it: where nothing imported it, no loop runs (a bare
+    IPython shell), and importing it would cost a shell's start a few tens of milliseconds.
+    """
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

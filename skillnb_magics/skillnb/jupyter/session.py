@@ -104,9 +104,10 @@ class NotebookSession:
         self.cwd = cwd or Path.cwd()
         self.channel = channel or MirrorChannel(listening=self._frontend_listens)
         self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
-        self._parent = parent if parent is not None else parent_process()
+        self._parent_read = parent is not None
+        self._parent = parent  # read when first needed (psutil costs a start ~10-30 ms)
         if self.location is None:
-            found = papermill_input(self._parent)
+            found = papermill_input(self.parent)
             if found is not None:
                 self.location = NotebookLocation(found, "papermill")
         self._looked_for: str | None = None
@@ -133,6 +134,14 @@ class NotebookSession:
         self.view_channel = MirrorChannel(listening=self._frontend_listens, target=VIEW_TARGET)
         """Where the views' fresh fallbacks go (the JupyterLab extension saves them)."""
         config.observe(self._settings_changed, names=_SETTINGS)
+
+    @property
+    def parent(self) -> tuple[list[str], str] | None:
+        """The parent process's command line and working folder (read once, when asked)."""
+        if self._parent is None and not self._parent_read:
+            self._parent = parent_process()
+            self._parent_read = True
+        return self._parent
 
     def _frontend_listens(self) -> bool:
         """A Jupyter server started this kernel for a notebook (JupyterLab, Notebook 7)."""
@@ -223,7 +232,7 @@ class NotebookSession:
         def has_run(path: Path) -> bool:
             return (sidecar_dir_for(path) / "journal.jsonl").exists()
 
-        named = named_notebooks(self._parent)
+        named = named_notebooks(self.parent)
         found = notebook_holding(cell, self.cwd, has_run=has_run, named=named)
         if found is not None:
             self.location = NotebookLocation(found, "the cell being run")
