@@ -58,6 +58,10 @@ class Appender:
                 return self.descriptor()
         return self._fd
 
+    def current(self, identity: tuple[int, int] | None) -> int | None:
+        """The open descriptor when it is of the file ``identity`` names; else ``None``."""
+        return self._fd if identity == self._identity and identity is not None else None
+
     def write(self, data: bytes, *, sync: bool, later: bool, fd: int | None = None) -> None:
         """Write ``data`` at the end of the journal, all or nothing.
 

@@ -35,21 +35,17 @@ exists without saying whose it is.
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from stat import S_ISREG
 
 from skillnb.core.closing import Closing
-from skillnb.core.runstate.eventrecords import as_list, event_from_draft, event_from_record
-from skillnb.core.runstate.records import (
-    RECORD_VERSION,
-    CheckedDraft,
-    Event,
-    EventDraft,
-    RunState,
-)
+from skillnb.core.runstate.eventrecords import as_list
+from skillnb.core.runstate.records import Event, EventDraft, RunState
 from skillnb.errors import ConflictError, SkillnbWarning, StoreCorrupted
 from skillnb.store.durable import (
     FileLock,
@@ -67,8 +63,9 @@ from skillnb.store.protocol import Loaded
 from skillnb.store.sidecar.appender import Appender
 from skillnb.store.sidecar.blobs import BlobFolder
 from skillnb.store.sidecar.compaction import compact_journal, recover
+from skillnb.store.sidecar.encoding import created_run, encoded, events_after
 from skillnb.store.sidecar.history import read_history
-from skillnb.store.sidecar.journal import encode_events, encode_header, encode_one
+from skillnb.store.sidecar.journal import encode_header
 from skillnb.store.sidecar.layout import SidecarLayout, sidecar_dir_for
 from skillnb.store.sidecar.packing import pack_segments
 from skillnb.store.sidecar.snapshot import encode_snapshot, read_snapshot
@@ -87,45 +84,6 @@ _OWNED = ("journal.jsonl", "snapshot.json", "lock", "segments", "blobs", "compac
 
 def _no_hook(phase: str) -> None:
     """Observe nothing (the default phase hook)."""
-
-
-def _after(events: Sequence[Event], version: int) -> Sequence[Event]:
-    """The events of ``events`` (numbered one after the other) with ``seq > version``."""
-    skip = version - events[0].seq + 1 if events else 0
-    return events[skip:] if skip > 0 else events
-
-
-def _created_run(drafts: Sequence[EventDraft]) -> str | None:
-    """The run id a ``run.created`` draft among ``drafts`` announces, if any."""
-    for d in drafts:
-        run_id = d.data.get("run_id") if d.type == "run.created" else None
-        if isinstance(run_id, str) and run_id:
-            return run_id
-    return None
-
-
-def _encoded(drafts: Sequence[EventDraft], after: int) -> tuple[list[Event], bytes]:
-    """The events ``drafts`` become after version ``after``, and their journal lines.
-
-    Made before the writer lock is taken: an append commits at ``after + 1`` or not at all.
-    One checked draft (every fact write makes one) is encoded in one step.
-
-    Raises:
-        EventRejected: a draft the journal cannot hold.
-
-    """
-    if len(drafts) == 1 and type(draft := drafts[0]) is CheckedDraft:
-        line = encode_one(after + 1, draft)
-        if line is not None:  # the event event_from_draft makes of a checked draft
-            fields = {"v": RECORD_VERSION, "seq": after + 1, "type": draft.type, "at": draft.at}
-            fields["data"] = {**draft.data}
-            return [event_from_record(fields)], line
-    checked = [type(d) is CheckedDraft for d in drafts]
-    events = [
-        event_from_draft(after + i, d, c)
-        for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)
-    ]
-    return events, encode_events(events, checked) if events else b""
 
 
 class _Held:
@@ -306,7 +264,7 @@ class SidecarStore(Closing):
                 # The snapshot is older than the journal (missing, or replaced meanwhile):
                 # the events in between are in the segments.
                 events = list(self.history())
-            return Loaded(snapshot=snapshot, events=_after(events, after))
+            return Loaded(snapshot=snapshot, events=events_after(events, after))
 
     def read_since(self, version: int) -> list[Event] | None:
         """Return events with ``seq > version``; ``None`` when compaction archived some."""
@@ -359,7 +317,9 @@ class SidecarStore(Closing):
                 journal's limit (a ``ValueError`` and a ``SkillnbError``; nothing is written).
 
         """
-        events, data = _encoded(drafts, expected_version)  # their seqs, if they commit at all
+        events, data = encoded(drafts, expected_version)  # their seqs, if they commit at all
+        if len(events) == 1 and sync and self._append_line(events, data, expected_version):
+            return events
         self._acquire()  # what ``with self.lock()`` does, on the path every commit takes
         try:
             fd = self._prepare_append()
@@ -369,7 +329,7 @@ class SidecarStore(Closing):
             if not events:
                 return []
             if fd is None:
-                self._create_journal(head, _created_run(drafts), data)
+                self._create_journal(head, created_run(drafts), data)
                 return events
             try:  # with group commit, fsynced once the lock is let go (see _release)
                 self._appender.write(data, sync=sync, later=self._group_commit, fd=fd)
@@ -498,6 +458,40 @@ class SidecarStore(Closing):
         return f"SidecarStore({str(self._layout.root)!r})"
 
     # -- writing ------------------------------------------------------------------------------
+
+    def _append_line(self, events: list[Event], line: bytes, expected: int) -> bool:
+        """Append ``line`` (one event) to the open journal when it is as this store last saw it.
+
+        The usual append, with the general path's checks, bytes, phases and errors, and fewer
+        of its steps (each runs just after an fsync, when little of it is in the processor's
+        caches). ``False``: another case (no journal open yet, one moved or grown since, a torn
+        tail, another version): nothing was written and the lock is let go; the general path
+        looks again and decides.
+        """
+        tail = self._tail
+        fd = self._appender.current(tail.identity)
+        if fd is None or self._closed or not self._root_ready:
+            return False
+        self._lock.acquire()  # no PermissionError: the lock file is open already
+        try:
+            if not self._fresh:  # what tail.refresh looks at: the same file, nothing new
+                st = os.lstat(tail.name)
+                if (st.st_dev, st.st_ino) != tail.identity or not S_ISREG(st.st_mode):
+                    return False
+                if st.st_size != tail.size:
+                    return False
+                self._fresh = True  # held by this object
+            if tail.size != tail.end or expected != tail.last:
+                return False
+            try:
+                self._appender.write(line, sync=True, later=self._group_commit, fd=fd)
+            except BaseException:
+                self._fresh = False  # cut again, and the tail forgot the file
+                raise
+            tail.appended(events, line)
+            return True
+        finally:
+            self._release()
 
     def _prepare_append(self) -> int | None:
         """With the lock held: catch up, move a torn tail aside; the append descriptor.

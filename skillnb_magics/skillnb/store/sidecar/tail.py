@@ -50,7 +50,8 @@ class JournalTail:
 
     def __init__(self, path: Path, guard: Callable[[], object] | None = None) -> None:
         self.path = path
-        self._name = os.fspath(path)  # what lstat takes without converting it each time
+        self.name = os.fspath(path)
+        """The journal's path as text (what ``lstat`` takes without converting it each time)."""
         self._guard = guard
         self.missing = True
         """True when there is no journal file."""
@@ -90,7 +91,7 @@ class JournalTail:
     def refresh(self) -> None:
         """Catch up with the file: one ``stat``, plus reading whatever is new."""
         try:
-            st = os.lstat(self._name)
+            st = os.lstat(self.name)
         except FileNotFoundError:
             self._forget()
             return
