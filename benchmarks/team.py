@@ -50,6 +50,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ from skillnb.store.postgres.store import PostgresStore
 _EVENTS = 100
 _CHUNK = 25
 _WAITING_EVERY = 50  # 2 %
+_POPULATE_LIMIT = 1800.0  # seconds for one writer's share of the runs: past it, an error
 
 
 def _now() -> datetime:
@@ -155,11 +157,17 @@ def write_runs(job: tuple[str, str, list[int], int]) -> int:
 def populate(
     url: str, prefix: str, runs: int, writers: int = 4, every: int = _WAITING_EVERY
 ) -> float:
-    """Write ``runs`` runs with ``writers`` processes; return the seconds it took."""
+    """Write ``runs`` runs with ``writers`` processes; return the seconds it took.
+
+    A process pool that notices a writer dying (``BrokenProcessPool``) and a time limit on
+    each share: a lost writer is an error here, never a wait without end.
+    """
     shares = [(url, prefix, list(range(w, runs, writers)), every) for w in range(writers)]
     start = time.perf_counter()
-    with multiprocessing.get_context("spawn").Pool(writers) as pool:
-        total = sum(pool.map(write_runs, shares))
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(writers, mp_context=spawn) as pool:
+        futures = [pool.submit(write_runs, share) for share in shares]
+        total = sum(f.result(timeout=_POPULATE_LIMIT) for f in futures)
     seconds = time.perf_counter() - start
     print(f"  {prefix}: {runs:,} runs, {total:,} events by {writers} processes in {seconds:.1f} s")
     return seconds
