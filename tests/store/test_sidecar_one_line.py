@@ -45,7 +45,8 @@ def test_it_writes_what_the_general_path_writes_in_the_same_phases(tmp_path: Pat
     phases.clear()
     [event] = store.append([checked(3)], expected_version=3)
     assert phases == ["append.written", "append.unlocked", "append.synced"]
-    assert event.seq == 4 and event.data == {"n": 3, "text": "note 3"}
+    assert event.seq == 4
+    assert event.data == {"n": 3, "text": "note 3"}
     journal = (tmp_path / "a" / "journal.jsonl").read_bytes()
     assert journal.endswith(encode_events([event]))  # the general path's encoder, same bytes
     assert SidecarStore(tmp_path / "a").load().events[-1] == event
@@ -66,7 +67,8 @@ def test_a_compaction_by_another_object_is_followed(tmp_path: Path) -> None:
     theirs.compact(state_at(3))  # the journal is replaced by a new file
     mine.append([checked(3)], expected_version=3)
     loaded = SidecarStore(tmp_path).load()
-    assert loaded.snapshot is not None and loaded.snapshot.version == 3
+    assert loaded.snapshot is not None
+    assert loaded.snapshot.version == 3
     assert [e.seq for e in loaded.events] == [4]
 
 
@@ -84,7 +86,7 @@ def test_a_journal_swapped_for_a_symlink_is_refused(tmp_path: Path) -> None:
     store = opened(tmp_path / "run")
     elsewhere = tmp_path / "elsewhere.jsonl"
     journal = tmp_path / "run" / "journal.jsonl"
-    os.replace(journal, elsewhere)
+    journal.replace(elsewhere)
     journal.symlink_to(elsewhere)
     size = elsewhere.stat().st_size
     with pytest.raises(UnsafePath):
