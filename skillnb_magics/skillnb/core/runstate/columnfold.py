@@ -42,8 +42,6 @@ _STARTED_FIELDS = frozenset(
 )
 """The fields a step's start sets explicitly (those of ``state._start_step``)."""
 _COMMITTED_FIELDS = ("status", "committed_seq", "error")
-_ENDED_FIELDS = _STARTED_FIELDS.union(_COMMITTED_FIELDS)
-"""The fields a step's start and then its commit set explicitly."""
 _TEXT = (str, type(None))
 
 
@@ -72,7 +70,6 @@ def fold_columns(
     first = state.version + 1
     steps, claims = state.steps, state.claims
     pending: dict[str, list[str]] = {}  # items done, per batch, not yet marked
-    fresh: dict[str, dict[str, Any]] = {}  # the fields of the steps started, not yet built
     at = 0
     try:
         for at, kind, data in zip(count(), events.types, events.data):
@@ -90,22 +87,20 @@ def fold_columns(
                     items.append(item)
                     continue
             elif kind == _STARTED:
-                if _start(fresh, first + at, data):
+                if _start(steps, first + at, data):
                     continue
-            elif kind == _COMMITTED and _commit(steps, fresh, claims, first + at, data):
+            elif kind == _COMMITTED and _commit(steps, claims, first + at, data):
                 continue
             _mark_done(state, pending)  # the items done before it are marked first
-            _build_steps(steps, fresh)  # and the steps started before it are built
             fold_at(at, kind, data)
         at = len(events)
     finally:
         done[0] = at
         _mark_done(state, pending)
-        _build_steps(steps, fresh)
 
 
-def _start(fresh: dict[str, dict[str, Any]], seq: int, d: dict[str, Any]) -> bool:
-    """Note a plain ``step.started`` in ``fresh`` (see the module); ``False``: not one."""
+def _start(steps: dict[str, Step], seq: int, d: dict[str, Any]) -> bool:
+    """Fold a plain ``step.started`` (see the module); ``False``: not one, nothing done."""
     get = d.get
     key, source_hash, cell_id, owner = get("key"), get("source_hash"), get("cell_id"), get("owner")
     if (
@@ -116,7 +111,7 @@ def _start(fresh: dict[str, dict[str, Any]], seq: int, d: dict[str, Any]) -> boo
         or get("claim") is not None
     ):
         return False
-    fresh[key] = {  # every field of a Step, in its order (the tests compare with validation's)
+    values = {  # every field of a Step, in its order (the tests compare with validation's)
         "v": _STEP_V,
         "key": key,
         "status": "started",
@@ -128,39 +123,22 @@ def _start(fresh: dict[str, dict[str, Any]], seq: int, d: dict[str, Any]) -> boo
         "committed_seq": None,
         "error": None,
     }
+    steps[key] = built(Step, values, _STARTED_FIELDS)
     return True
 
 
-def _commit(
-    steps: dict[str, Step],
-    fresh: dict[str, dict[str, Any]],
-    claims: dict[str, Any],
-    seq: int,
-    d: dict[str, Any],
-) -> bool:
-    """Fold a ``step.committed`` of a step started or held; ``False``: not one, nothing done."""
+def _commit(steps: dict[str, Step], claims: dict[str, Any], seq: int, d: dict[str, Any]) -> bool:
+    """Fold a ``step.committed`` of a step in ``steps``; ``False``: not one, nothing done."""
     key = d.get("key")
-    if type(key) is not str:
+    step = steps.get(key) if type(key) is str else None
+    if step is None:
         return False
-    values = fresh.get(key)
-    if values is None:
-        step = steps.get(key)
-        if step is None:
-            return False
-        values = step.__dict__
-        step.__pydantic_fields_set__.update(_COMMITTED_FIELDS)
     if claims:
-        claims.pop(step_claim_key(key), None)
-    values["status"], values["committed_seq"], values["error"] = "committed", seq, None
+        claims.pop(step_claim_key(key), None)  # type: ignore[arg-type]  # key is text here
+    fields = step.__dict__
+    fields["status"], fields["committed_seq"], fields["error"] = "committed", seq, None
+    step.__pydantic_fields_set__.update(_COMMITTED_FIELDS)
     return True
-
-
-def _build_steps(steps: dict[str, Step], fresh: dict[str, dict[str, Any]]) -> None:
-    """Build the steps noted in ``fresh`` (first started first), each once; empty ``fresh``."""
-    for key, values in fresh.items():
-        given = _ENDED_FIELDS if values["status"] == "committed" else _STARTED_FIELDS
-        steps[key] = built(Step, values, given)
-    fresh.clear()
 
 
 def _mark_done(state: RunState, pending: dict[str, list[str]]) -> None:
