@@ -5,11 +5,12 @@ decodes each line of a chunk into a :class:`msgspec.Struct` with the fields of a
 line, which checks in C, as it parses, what :mod:`~skillnb.store.sidecar.bulklines` checks of
 each parsed object: that it has the five fields of an event (``v``, ``seq``, ``type``, ``at``,
 ``data``) and ``crc``, no other member but ``more``, and that each is of its type (integers,
-not ``true`` or ``1.0``; text; a JSON object). What is left is checked here in passes over
-the records: ``more`` is there exactly when the line's bytes say so, ``v`` is the format
-read, the sequence numbers follow one another. It is one pass over the lines instead of two
-(parse, then look at each object's members and types), and no dictionary is made for the
-line itself.
+not ``true`` or ``1.0``; text; a JSON object). Each record's fields are then taken as one
+tuple, and the tuples turned into columns, and what is left is checked over the columns:
+``more`` is there exactly when the line's bytes say so, ``v`` is the format read, the
+sequence numbers follow one another. It is one pass over the lines instead of two (parse,
+then look at each object's members and types), and no dictionary is made for the line
+itself.
 
 The values inside ``data`` are decoded as ``orjson`` and the standard library decode them:
 the same numbers (correctly rounded floats), text and objects (the last of duplicated keys
