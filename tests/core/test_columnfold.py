@@ -190,3 +190,37 @@ def test_marking_items_done_together_is_marking_them_in_turn() -> None:
     together.mark_done("f")
     assert together.is_done("f")
     assert together.items[-1] == "f"
+
+
+def test_steps_held_before_a_fold_are_committed_and_run_again_as_in_turn() -> None:
+    head: list[Spec] = [("run.created", {"run_id": "r"}), started("a"), started("b")]
+    tail: list[Spec] = [
+        committed("a"),  # a step held before this fold, committed in place
+        committed("b"),
+        started("b", idempotent=True),  # run again: its commit above is written over
+        started("n"),
+        committed("n"),
+        committed("n"),  # a second commit of one start
+    ]
+    states = []
+    for fold in (columns, one_by_one):
+        state = apply_all(RunState(run_id="r"), fold(head))
+        held = state.steps["a"]
+        apply_all(state, fold(tail, first=len(head) + 1))
+        assert state.steps["a"] is held  # committed in place, as folding in turn does
+        states.append(state)
+    at_once, in_turn = states
+    assert dumped(at_once) == dumped(in_turn)
+    assert list(at_once.steps) == list(in_turn.steps) == ["a", "b", "n"]
+    for key, step in at_once.steps.items():
+        assert step.model_fields_set == in_turn.steps[key].model_fields_set
+        assert list(step.__dict__.items()) == list(in_turn.steps[key].__dict__.items())
+    assert at_once.steps["n"].committed_seq == len(head) + 6
+    assert at_once.steps["b"].status == "started"
+
+
+def test_a_fold_of_another_type_reads_the_steps_started_before_it() -> None:
+    specs = [*RERUNS, started("e"), ("step.failed", {"key": "e", "error": "boom"}), started("e")]
+    state = same_state(specs)
+    assert state.steps["e"].status == "started"
+    assert state.steps["e"].started_seq == len(specs)

@@ -337,9 +337,7 @@ def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHea
         raise BadLine("checksum mismatch (the line was altered)")
     more = content.endswith(_MORE)
     body = (content[: -len(_MORE)] if more else content) + b"}"
-    fast = fast_event(
-        body, RECORD_VERSION, depth=READ_DEPTH
-    )  # None: not a plain event, validate it fully
+    fast = fast_event(body, RECORD_VERSION, depth=READ_DEPTH)  # None: not a plain event
     if fast is not None:
         return fast, more
     error: ValidationError | None = None
@@ -479,11 +477,12 @@ def _scan_plain(data: bytes, *, path: Path, start: int, next_seq: int, header: b
     )
     if plain is None:
         return None
-    done = plain.committed
-    committed_end = plain.starts[done] - start
+    done, events, offsets = plain.committed, plain.events, plain.starts
+    committed_end = offsets[done] - start
+    del offsets[done:]  # in place: a copy would touch each of a long journal's offsets again
     return Scan(
-        events=plain.events[:done],
-        offsets=plain.starts[:done],
+        events=events if done == len(events) else events[:done],
+        offsets=offsets,
         header=found,
         end=start + committed_end,
         lines=done + (found is not None),

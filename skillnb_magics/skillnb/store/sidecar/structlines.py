@@ -5,11 +5,12 @@ decodes each line of a chunk into a :class:`msgspec.Struct` with the fields of a
 line, which checks in C, as it parses, what :mod:`~skillnb.store.sidecar.bulklines` checks of
 each parsed object: that it has the five fields of an event (``v``, ``seq``, ``type``, ``at``,
 ``data``) and ``crc``, no other member but ``more``, and that each is of its type (integers,
-not ``true`` or ``1.0``; text; a JSON object). What is left is checked here in passes over
-the records: ``more`` is there exactly when the line's bytes say so, ``v`` is the format
-read, the sequence numbers follow one another. It is one pass over the lines instead of two
-(parse, then look at each object's members and types), and no dictionary is made for the
-line itself.
+not ``true`` or ``1.0``; text; a JSON object). Each record's fields are then taken as one
+tuple, and the tuples turned into columns, and what is left is checked over the columns:
+``more`` is there exactly when the line's bytes say so, ``v`` is the format read, the
+sequence numbers follow one another. It is one pass over the lines instead of two (parse,
+then look at each object's members and types), and no dictionary is made for the line
+itself.
 
 The values inside ``data`` are decoded as ``orjson`` and the standard library decode them:
 the same numbers (correctly rounded floats), text and objects (the last of duplicated keys
@@ -24,7 +25,6 @@ standard library.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import attrgetter
 from sys import intern
 from typing import Any
 
@@ -53,18 +53,19 @@ if msgspec is not None:
     )
     """The members of a journal line, each of its type (in any order, ``more`` optional)."""
     _UNSET: object = msgspec.UNSET
+    _astuple: Callable[[Any], tuple[Any, ...]] = msgspec.structs.astuple
     decode_line: Callable[[bytes], Any] | None = msgspec.json.Decoder(JournalLine).decode
     """Decode one line into a :data:`JournalLine`; ``None`` without msgspec."""
 else:  # pragma: no cover - exercised by the tests that hide msgspec
     _UNSET = object()
     decode_line = None
+    _astuple = tuple
 
 HAVE_MSGSPEC = msgspec is not None
 """Whether the optional ``msgspec`` decoder is installed (``pip install skillnb[speed]``)."""
 
 _MORE_OF = (_UNSET, True)
 """What a line's ``more`` member is, indexed by whether its bytes say it goes on."""
-_V, _SEQ, _TYPE, _AT, _DATA, _MORE = map(attrgetter, ("v", "seq", "type", "at", "data", "more"))
 
 
 def struct_columns(
@@ -87,15 +88,14 @@ def struct_columns(
     decode = decode_line
     if decode is None or not lines:
         return None
-    try:
-        records = list(map(decode, lines))
+    try:  # each record's fields as one tuple, then each field's column (C-level passes)
+        vs, seqs, types, ats, data, _, more = zip(*map(_astuple, map(decode, lines)), strict=True)
     except ValueError:  # msgspec's DecodeError and ValidationError are ValueErrors
         return None
     if (
-        list(map(_MORE, records)) != list(map(_MORE_OF.__getitem__, mores))
-        or set(map(_V, records)) != {version}
-        or list(map(_SEQ, records)) != list(range(seq, seq + len(records)))
+        more != tuple(map(_MORE_OF.__getitem__, mores))
+        or set(vs) != {version}
+        or seqs != tuple(range(seq, seq + len(seqs)))
     ):
         return None
-    types = list(map(intern, map(_TYPE, records)))  # one object per type: cheap to compare
-    return types, list(map(_AT, records)), list(map(_DATA, records))
+    return list(map(intern, types)), list(ats), list(data)  # one object per type
