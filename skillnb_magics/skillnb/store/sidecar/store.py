@@ -35,13 +35,11 @@ exists without saying whose it is.
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from stat import S_ISREG
 
 from skillnb.core.closing import Closing
 from skillnb.core.runstate.eventrecords import as_list
@@ -474,13 +472,10 @@ class SidecarStore(Closing):
             return False
         self._lock.acquire()  # no PermissionError: the lock file is open already
         try:
-            if not self._fresh:  # what tail.refresh looks at: the same file, nothing new
-                st = os.lstat(tail.name)
-                if (st.st_dev, st.st_ino) != tail.identity or not S_ISREG(st.st_mode):
+            if not self._fresh:
+                if not tail.unchanged():
                     return False
-                if st.st_size != tail.size:
-                    return False
-                self._fresh = True  # held by this object
+                self._fresh = True  # looked at under this object's hold, as _refresh does
             if tail.size != tail.end or expected != tail.last:
                 return False
             try:

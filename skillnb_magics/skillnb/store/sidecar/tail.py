@@ -88,6 +88,25 @@ class JournalTail:
             self._fd = None
         self.identity = None
 
+    def unchanged(self) -> bool:
+        """Tell, with one ``lstat``, whether :meth:`refresh` would find nothing to do.
+
+        ``True``: the path is still the regular file this tail has open, of the size it read,
+        all of it committed. ``False`` for anything else (gone, replaced, a symlink, grown, cut,
+        a torn tail): :meth:`refresh` says what.
+        """
+        if self._fd is None:
+            return False
+        try:
+            st = os.lstat(self.name)
+        except FileNotFoundError:
+            return False
+        return (
+            (st.st_dev, st.st_ino) == self.identity
+            and stat.S_ISREG(st.st_mode)
+            and st.st_size == self.size == self.end
+        )
+
     def refresh(self) -> None:
         """Catch up with the file: one ``stat``, plus reading whatever is new."""
         try:
