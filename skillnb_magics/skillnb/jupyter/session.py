@@ -104,8 +104,7 @@ class NotebookSession:
         self.cwd = cwd or Path.cwd()
         self.channel = channel or MirrorChannel(listening=self._frontend_listens)
         self.location: NotebookLocation | None = find_notebook(shell.user_ns, self.env, self.cwd)
-        self._parent_read = parent is not None
-        self._parent = parent  # read when first needed (psutil costs a start ~10-30 ms)
+        self._given_parent = parent
         if self.location is None:
             found = papermill_input(self.parent)
             if found is not None:
@@ -135,13 +134,13 @@ class NotebookSession:
         """Where the views' fresh fallbacks go (the JupyterLab extension saves them)."""
         config.observe(self._settings_changed, names=_SETTINGS)
 
-    @property
+    @functools.cached_property
     def parent(self) -> tuple[list[str], str] | None:
-        """The parent process's command line and working folder (read once, when asked)."""
-        if self._parent is None and not self._parent_read:
-            self._parent = parent_process()
-            self._parent_read = True
-        return self._parent
+        """The parent process's command line and working folder (given, or read when asked).
+
+        Read only when needed: ``psutil`` costs a start 10-30 ms.
+        """
+        return self._given_parent if self._given_parent is not None else parent_process()
 
     def _frontend_listens(self) -> bool:
         """A Jupyter server started this kernel for a notebook (JupyterLab, Notebook 7)."""
