@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from skillnb.core.runstate.records import EventDraft, RunState
+from skillnb.store.sidecar import journal as journal_module
+from skillnb.store.sidecar.journal import Scan, scan
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -61,3 +63,13 @@ def fork(work: Callable[[], None]) -> int:
             code = 99
         os._exit(code)
     return pid
+
+
+def careful_scan(data: bytes, **kwargs: Any) -> Scan:
+    """``scan`` of ``data`` (as ``journal.jsonl``) without the bulk reader: line by line."""
+    saved = journal_module._scan_plain
+    journal_module._scan_plain = lambda *_a, **_k: None  # type: ignore[assignment]
+    try:
+        return scan(data, path=Path("journal.jsonl"), **kwargs)
+    finally:
+        journal_module._scan_plain = saved

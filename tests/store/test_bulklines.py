@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sidecar_helpers import NOW, event_line, seal
+from sidecar_helpers import NOW, careful_scan, event_line, seal
 
 from skillnb.core.gcpause import PROMOTE_AFTER, gc_paused
 from skillnb.core.runstate.eventrecords import EventRecords
@@ -65,16 +65,6 @@ def journal_bytes(*, header: bool = True, groups: int = 3) -> bytes:
         out += encode_events(events)
         seq += len(events)
     return out
-
-
-def careful_scan(data: bytes, **kwargs: Any) -> Scan:
-    """``scan`` without the bulk reader: line by line, as before it existed."""
-    saved = journal_module._scan_plain
-    journal_module._scan_plain = lambda *_a, **_k: None  # type: ignore[assignment]
-    try:
-        return scan(data, path=PATH, **kwargs)
-    finally:
-        journal_module._scan_plain = saved
 
 
 def same_scan(data: bytes, **kwargs: Any) -> Scan:

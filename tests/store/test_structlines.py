@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sidecar_helpers import NOW, seal
+from sidecar_helpers import NOW, careful_scan, seal
 
 from skillnb.core.runstate.eventrecords import EventRecords
 from skillnb.core.runstate.records import EventDraft, Fact, RunState
@@ -19,7 +19,6 @@ from skillnb.core.runstate.state import apply_all
 from skillnb.errors import StoreCorrupted
 from skillnb.store import SidecarStore
 from skillnb.store.sidecar import bulklines, structlines
-from skillnb.store.sidecar import journal as journal_module
 from skillnb.store.sidecar.journal import Scan, scan
 
 pytestmark = pytest.mark.skipif(not structlines.HAVE_MSGSPEC, reason="msgspec is not installed")
@@ -92,16 +91,6 @@ def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(structlines, "decode_line", counting)
     return calls
-
-
-def careful_scan(data: bytes, **kwargs: Any) -> Scan:
-    """``scan`` without the bulk reader: line by line."""
-    saved = journal_module._scan_plain
-    journal_module._scan_plain = lambda *_a, **_k: None  # type: ignore[assignment]
-    try:
-        return scan(data, path=PATH, **kwargs)
-    finally:
-        journal_module._scan_plain = saved
 
 
 def orjson_scan(data: bytes, **kwargs: Any) -> Scan:
