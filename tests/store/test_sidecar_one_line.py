@@ -1,4 +1,4 @@
-"""The usual append (one checked draft to a journal the store has open), in every state of the file.
+"""The usual append (to a journal the store has open), in every state of the file.
 
 That append takes a shorter path than others: it writes when the journal is exactly as this
 store last saw it, and otherwise hands over to the general path, which looks again. Each case
@@ -133,3 +133,55 @@ def test_a_failed_fsync_is_raised_and_the_journal_read_again(
     assert store.head() == 4  # the line stays (others may follow it): read back from the file
     store.append([checked(4)], expected_version=4)
     assert [e.seq for e in SidecarStore(tmp_path).load().events] == [1, 2, 3, 4, 5]
+
+
+def shortened(store: SidecarStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the general path's first step fail: what follows takes the shorter one."""
+
+    def general(*_args: object) -> None:
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr(store, "_prepare_append", general)
+
+
+def test_several_events_are_written_at_once_as_the_general_path_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    phases: list[str] = []
+    store = SidecarStore(tmp_path / "a", phase_hook=phases.append)
+    for n in range(3):
+        store.append([checked(n)], expected_version=n)
+    phases.clear()
+    shortened(store, monkeypatch)
+    events = store.append([checked(3), checked(4), checked(5)], expected_version=3)
+    assert phases == ["append.written", "append.unlocked", "append.synced"]
+    assert [e.seq for e in events] == [4, 5, 6]
+    journal = (tmp_path / "a" / "journal.jsonl").read_bytes()
+    assert journal.endswith(encode_events(events))  # "more" on all lines but the last
+    assert journal.count(b'"more":true') == 2
+    assert store.head() == 6
+    assert SidecarStore(tmp_path / "a").load().events[-3:] == events
+    store.append([checked(6)], expected_version=6)  # the tail knows where each line begins
+    assert [e.seq for e in store.read_since(4) or []] == [5, 6, 7]
+
+
+def test_a_marker_not_synced_is_written_without_an_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    phases: list[str] = []
+    store = SidecarStore(tmp_path, phase_hook=phases.append)
+    for n in range(3):
+        store.append([checked(n)], expected_version=n)
+    fsyncs: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+    phases.clear()
+    shortened(store, monkeypatch)
+    [marker] = store.append([checked(3)], expected_version=3, sync=False)
+    assert phases == ["append.written", "append.synced"]  # as the general path says it
+    assert not fsyncs
+    assert SidecarStore(tmp_path).head() == 4  # other readers see it at once
+    store.append([checked(4)], expected_version=4)  # the next durable append covers it
+    assert len(fsyncs) == 1
+    assert [e.seq for e in SidecarStore(tmp_path).load().events] == [1, 2, 3, 4, 5]
+    assert marker.seq == 4

@@ -316,7 +316,7 @@ class SidecarStore(Closing):
 
         """
         events, data = encoded(drafts, expected_version)  # their seqs, if they commit at all
-        if len(events) == 1 and sync and self._append_line(events, data, expected_version):
+        if events and self._append_open(events, data, expected_version, sync):
             return events
         self._acquire()  # what ``with self.lock()`` does, on the path every commit takes
         try:
@@ -457,14 +457,15 @@ class SidecarStore(Closing):
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _append_line(self, events: list[Event], line: bytes, expected: int) -> bool:
-        """Append ``line`` (one event) to the open journal when it is as this store last saw it.
+    def _append_open(self, events: list[Event], lines: bytes, expected: int, sync: bool) -> bool:
+        """Append ``lines`` (of ``events``) to the open journal when it is as this store saw it.
 
-        The usual append, with the general path's checks, bytes, phases and errors, and fewer
-        of its steps (each runs just after an fsync, when little of it is in the processor's
-        caches). ``False``: another case (no journal open yet, one moved or grown since, a torn
-        tail, another version): nothing was written and the lock is let go; the general path
-        looks again and decides.
+        The usual append (a fact, a step's marker, a gate's firing with its step), with the
+        general path's checks, bytes, phases and errors, and fewer of its steps (each runs
+        just after an fsync, when little of it is in the processor's caches). ``False``:
+        another case (no journal open yet, one moved or grown since, a torn tail, another
+        version): nothing was written and the lock is let go; the general path looks again
+        and decides.
         """
         tail = self._tail
         fd = self._appender.current(tail.identity)
@@ -479,11 +480,11 @@ class SidecarStore(Closing):
             if tail.size != tail.end or expected != tail.last:
                 return False
             try:
-                self._appender.write(line, sync=True, later=self._group_commit, fd=fd)
+                self._appender.write(lines, sync=sync, later=self._group_commit, fd=fd)
             except BaseException:
                 self._fresh = False  # cut again, and the tail forgot the file
                 raise
-            tail.appended(events, line)
+            tail.appended(events, lines)
             return True
         finally:
             self._release()
