@@ -389,9 +389,11 @@ class RunJournal:
                 compact, due = self._capacity()
                 if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
                     self.compact_locked()
-        self._warn(due)
+        if due:  # asked here, not inside: each call runs cold after the fsync
+            self._warn(due)
         mine = events[1:] if created else events  # the implicit run.created is nobody's news
-        self._notify(mine)
+        if self._listeners:
+            self._notify(mine)
         return mine
 
     def _commit_speculative(
@@ -429,9 +431,11 @@ class RunJournal:
         compact, due = self._capacity()
         if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
             self.compact()  # under the lock, as a commit's compaction always is
-        self._warn(due)
+        if due:
+            self._warn(due)
         mine = events[len(created) :]
-        self._notify(mine)
+        if self._listeners:
+            self._notify(mine)
         return mine
 
     def _capacity(self) -> tuple[bool, dict[str, str]]:
@@ -448,16 +452,13 @@ class RunJournal:
 
     def _warn(self, due: Mapping[str, str]) -> None:
         """Warn once per limit (:class:`~skillnb.core.capacity.CapacityWarning`)."""
-        if not due:
-            return
         for limit, message in due.items():
             if limit not in self._warned:
                 self._warned.add(limit)
                 warnings.warn(message, CapacityWarning, stacklevel=5)
 
     def _notify(self, events: list[Event]) -> None:
-        if not self._listeners:
-            return
+        """Tell each listener of ``events`` (the caller found some listening)."""
         for listener in list(self._listeners):
             try:
                 listener(events)
