@@ -245,8 +245,10 @@ class SkillnbMagics(Magics):
 
     def _inputs(self, body: cellexec.Body, key: str, run: Any) -> Any:
         """The inputs of a formalized cell: parameters and other facts it reads."""
-        from skillnb.jupyter.cells.inputs import cell_inputs
+        from skillnb.jupyter.cells.inputs import CellInputs, cell_inputs, free_names
 
+        if not free_names(body.code):  # reads no name: no fact or parameter to look up
+            return CellInputs()
         facts = run.journal.refresh().facts  # the keys only: no value is decoded
         others = _Others(facts.keys(), key)
         parameters = self.session.parameter_names()
