@@ -108,14 +108,17 @@ class SkillnbMagics(Magics):
         self, body: cellexec.Body | str, capture: str | None = None, var: str | None = None
     ) -> Any:
         """Run ``body`` in this cell; remember its error, which IPython has shown."""
+        session = self.session
+        session.depth += 1  # as session.nested(), without a generator per cell
         try:
-            with self.session.nested():
-                return cellexec.execute(self.session.shell, body, capture=capture, var=var)
+            return cellexec.execute(session.shell, body, capture=capture, var=var)
         except SkillnbError:
             raise
         except BaseException as exc:
             self._shown = exc
             raise
+        finally:
+            session.depth -= 1
 
     def _run_all_note(self) -> str | None:
         """A blocked cell's last line when Run All does not stop there (tagged raises-exception)."""
