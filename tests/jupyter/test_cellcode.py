@@ -146,3 +146,36 @@ def test_a_body_run_again_is_not_measured_again(shell: RaisingShell) -> None:
     offsets = [cellexec.prepare(shell, raw, source).offset for _ in range(3)]
     assert offsets == [2, 2, 2]  # the blank line and the %% line
     assert cellexec._layout.cache_info().hits == before + 2
+
+
+def test_extra_flags_are_set_only_around_a_compilation(
+    shell: RaisingShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement answered from the cache leaves the shell compiler's flags alone."""
+    compiler = shell.compile
+    seen: list[tuple[str, int]] = []
+    extra_flags = compiler.extra_flags
+    compile_ = type(compiler).__call__
+
+    def counting_flags(flags: int) -> Any:
+        seen.append(("extra", flags))
+        return extra_flags(flags)
+
+    def seeing_compile(this: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(("compile", this.flags))  # the flags a compilation runs with
+        return compile_(this, *args, **kwargs)
+
+    monkeypatch.setattr(compiler, "extra_flags", counting_flags)
+    monkeypatch.setattr(type(compiler), "__call__", seeing_compile)
+    monkeypatch.setattr(shell, "autoawait", True)
+    before = compiler.flags
+    text = _body("y = 5\ny * 2")
+    assert cellexec.execute(shell, text, capture="last") == 10
+    compiled = [flags for what, flags in seen if what == "compile"]
+    assert len(compiled) >= 3  # the tag line, the assignment, the capture
+    assert all(flags & ast.PyCF_ALLOW_TOP_LEVEL_AWAIT for flags in compiled)
+    assert compiler.flags == before  # taken away again after each
+    seen.clear()
+    assert cellexec.execute(shell, text, capture="last") == 10
+    assert seen == []  # nothing compiled: the flags were not touched
+    assert compiler.flags == before

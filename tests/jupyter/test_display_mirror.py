@@ -79,6 +79,21 @@ def test_every_piece_of_text_is_escaped_in_html() -> None:
     assert data["text/plain"] == f"{SCRIPT}\n{SCRIPT}\na & b"
 
 
+def test_an_output_shown_again_renders_the_same_html_and_a_changed_one_its_own() -> None:
+    lines = [SCRIPT]
+    first, _ = build_bundle(Output("facts", "ok", "b", lines))
+    again, _ = build_bundle(Output("facts", "ok", "b", list(lines)))
+    assert again["text/html"] == first["text/html"]
+    lines.append("a & b")  # the list the first output held changed: not what is remembered
+    changed, _ = build_bundle(Output("facts", "ok", "b", lines))
+    assert "a &amp; b" in changed["text/html"]
+    assert "a &amp; b" not in first["text/html"]
+    other, _ = build_bundle(Output("facts", "warning", "b", lines))
+    assert 'class="skillnb-output skillnb-warning"' in other["text/html"]
+    badge, _ = build_bundle(Output("facts", "ok", "c", lines))
+    assert "<strong>c</strong>" in badge["text/html"]
+
+
 def test_a_fact_holding_markup_is_escaped_in_every_output(ip: RaisingShell) -> None:
     cell(ip, f"%%formalize reply\n{SCRIPT!r}")
     cell(ip, f"%%formalize reply\n{SCRIPT!r}")  # restored

@@ -135,6 +135,26 @@ def test_a_changed_input_recomputes_and_says_why(counted: RaisingShell) -> None:
     assert "recomputed: budget changed 40000 → 1" in last(counted)["text/plain"]
 
 
+def test_a_cell_reading_no_name_looks_up_no_input(
+    counted: RaisingShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cell(counted, "# Parameters\nlimit = 5500\n")
+    cell(counted, "%%formalize other\n'no inputs'\n")
+    session = counted.magics_manager.registry["SkillnbMagics"].session
+    asked = []
+    names = session.parameter_names
+    monkeypatch.setattr(session, "parameter_names", lambda: asked.append(1) or names())
+    cell(counted, "%%formalize other --force\n'no inputs'\n")
+    assert asked == []  # nothing to look up: neither parameters nor other facts
+    assert "unchanged: the value equals v1" in last(counted)["text/plain"]
+    cell(counted, "%%formalize twice --force\nlimit * 2\n")
+    assert asked == [1]  # a cell that reads names looks them up
+    assert current_run(counted).fact("twice").value == 11000  # type: ignore[union-attr]
+    cell(counted, "# Parameters\nlimit = 20000\n")
+    cell(counted, "%%formalize twice\nlimit * 2\n")
+    assert "recomputed: limit changed 5500 → 20000" in last(counted)["text/plain"]
+
+
 def test_an_input_without_a_stable_value_is_listed_once(counted: RaisingShell) -> None:
     cell(counted, "# Parameters\nthing = object()\n")
     cell(counted, "%%formalize a\nstr(type(thing))\n")

@@ -27,6 +27,7 @@ SkillNB.mirror_values = True`` keeps the full values in the outputs instead.
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,11 @@ class Output:
 
 def html_block(badge: str, lines: Sequence[str], status: str) -> str:
     """Render the badge, then the lines in a ``<pre>``, as HTML (all escaped)."""
+    return _html_block(badge, tuple(lines), status)
+
+
+@functools.lru_cache(maxsize=256)  # pure: a cell run again shows the same badge again
+def _html_block(badge: str, lines: tuple[str, ...], status: str) -> str:
     body = f"<pre>{html.escape(chr(10).join(lines))}</pre>" if lines else ""
     return (
         f'<div class="skillnb-output skillnb-{html.escape(status)}">'

@@ -108,14 +108,17 @@ class SkillnbMagics(Magics):
         self, body: cellexec.Body | str, capture: str | None = None, var: str | None = None
     ) -> Any:
         """Run ``body`` in this cell; remember its error, which IPython has shown."""
+        session = self.session
+        session.depth += 1  # as session.nested(), without a generator per cell
         try:
-            with self.session.nested():
-                return cellexec.execute(self.session.shell, body, capture=capture, var=var)
+            return cellexec.execute(session.shell, body, capture=capture, var=var)
         except SkillnbError:
             raise
         except BaseException as exc:
             self._shown = exc
             raise
+        finally:
+            session.depth -= 1
 
     def _run_all_note(self) -> str | None:
         """A blocked cell's last line when Run All does not stop there (tagged raises-exception)."""
@@ -245,8 +248,10 @@ class SkillnbMagics(Magics):
 
     def _inputs(self, body: cellexec.Body, key: str, run: Any) -> Any:
         """The inputs of a formalized cell: parameters and other facts it reads."""
-        from skillnb.jupyter.cells.inputs import cell_inputs
+        from skillnb.jupyter.cells.inputs import CellInputs, cell_inputs, free_names
 
+        if not free_names(body.code):  # reads no name: no fact or parameter to look up
+            return CellInputs()
         facts = run.journal.refresh().facts  # the keys only: no value is decoded
         others = _Others(facts.keys(), key)
         parameters = self.session.parameter_names()

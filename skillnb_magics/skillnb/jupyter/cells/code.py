@@ -35,6 +35,11 @@ class Compiled:
     nodes: list[ast.stmt]
     codes: dict[tuple[int, str], tuple[CodeType, str]] = field(default_factory=dict)
     """By statement index and mode (``exec``/``single``): the code and its file name."""
+    index: dict[int, int] = field(init=False, repr=False, compare=False)
+    """Each statement's index, by the statement's id (the nodes are kept, so ids hold)."""
+
+    def __post_init__(self) -> None:
+        self.index = {id(node): i for i, node in enumerate(self.nodes)}
 
     def statements(self) -> list[ast.stmt]:
         """The statements to run (a new list: ``run_ast_nodes`` may append to it)."""
@@ -103,30 +108,59 @@ def renamed(code: CodeType, filename: str) -> CodeType:
 
 
 class _Compiler:
-    """The shell's compiler for ``run_ast_nodes``, answering from ``compiled`` when it can."""
+    """The shell's compiler for ``run_ast_nodes``, answering from ``compiled`` when it can.
+
+    ``run_ast_nodes`` compiles each statement inside ``compiler.extra_flags(flags)``; the flags
+    only matter to a compilation, so they are applied around one (a statement answered from
+    the cache does not set and reset the shell compiler's flags).
+    """
 
     def __init__(self, compile_: Any, compiled: Compiled) -> None:
         self._compile = compile_
         self._compiled = compiled
-        self._index = {id(node): i for i, node in enumerate(compiled.nodes)}
+        self.flags = 0
+        """The extra flags a statement compiled now gets (set by :meth:`extra_flags`)."""
 
     def extra_flags(self, flags: int) -> AbstractContextManager[Any]:
-        """The shell compiler's extra flags (top-level ``await``)."""
-        return self._compile.extra_flags(flags)  # type: ignore[no-any-return]
+        """The shell compiler's extra flags (top-level ``await``), for the statement compiled."""
+        return _Flags(self, flags)
+
+    def _compiled_now(self, mod: Any, filename: str, mode: str) -> CodeType:
+        with self._compile.extra_flags(self.flags):
+            return self._compile(mod, filename, mode)  # type: ignore[no-any-return]
 
     def __call__(self, mod: Any, filename: str, mode: str) -> CodeType:
         """Compile ``mod`` (one statement), or rename the code it gave before."""
         body = getattr(mod, "body", None)
-        index = self._index.get(id(body[0])) if isinstance(body, list) and len(body) == 1 else None
+        index = (
+            self._compiled.index.get(id(body[0]))
+            if isinstance(body, list) and len(body) == 1
+            else None
+        )
         if index is None:
-            return self._compile(mod, filename, mode)  # type: ignore[no-any-return]
+            return self._compiled_now(mod, filename, mode)
         found = self._compiled.codes.get((index, mode))
         if found is None:
-            code: CodeType = self._compile(mod, filename, mode)
+            code = self._compiled_now(mod, filename, mode)
             self._compiled.codes[(index, mode)] = (code, filename)
             return code
         code, named = found
         return code if named == filename else renamed(code, filename)
+
+
+class _Flags:
+    """The extra flags of the statements compiled inside (see :class:`_Compiler`)."""
+
+    def __init__(self, compiler: _Compiler, flags: int) -> None:
+        self._compiler = compiler
+        self._flags = flags
+
+    def __enter__(self) -> None:
+        self._outer = self._compiler.flags
+        self._compiler.flags = self._flags
+
+    def __exit__(self, *_exc: object) -> None:
+        self._compiler.flags = self._outer
 
 
 def compiler_for(shell: Any, compiled: Compiled) -> _Compiler:

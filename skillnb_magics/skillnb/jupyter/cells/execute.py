@@ -22,8 +22,6 @@ import ast
 import functools
 import io
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import IO, Any
 
@@ -277,19 +275,6 @@ class _Tee(io.TextIOBase):
         return str(getattr(self.stream, "encoding", None) or "utf-8")
 
 
-@contextmanager
-def _tee_stdout(enabled: bool) -> Iterator[_Tee | None]:
-    if not enabled:
-        yield None
-        return
-    tee = _Tee(sys.stdout)
-    sys.stdout = tee
-    try:
-        yield tee
-    finally:
-        sys.stdout = tee.stream
-
-
 def _run_sync(coroutine: Any) -> Any:
     """Drive a coroutine that never suspends (IPython's run of code that awaits nothing)."""
     try:
@@ -400,11 +385,17 @@ def execute(
     catch = capture == "last" and var is None
     transformer = _CaptureLast(show=not body.muted) if catch else None
     shell.user_ns.pop(_VALUE, None)
-    with _tee_stdout(capture == "stdout") as tee:
+    tee = _Tee(sys.stdout) if capture == "stdout" else None
+    if tee is not None:
+        sys.stdout = tee
+    try:  # no context manager: a body run without capture pays for none
         if body.needs_loop():
             error = _run_nested(shell, body, transformer)
         else:
             error = _run(shell, body, transformer)
+    finally:
+        if tee is not None:
+            sys.stdout = tee.stream
     if error is not None:
         raise error
     if var is not None:

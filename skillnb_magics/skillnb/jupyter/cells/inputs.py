@@ -144,9 +144,10 @@ class Parameters:
     def _tagged_cells(self, notebook: Path | None) -> list[str]:
         if notebook is None:
             return []
-        if self._tagged is None or self._tagged[0] != notebook:
-            self._tagged = (notebook, parameter_cells(notebook))
-        return self._tagged[1]
+        known = self._tagged
+        if known is None or (known[0] is not notebook and known[0] != notebook):
+            known = self._tagged = (notebook, parameter_cells(notebook))
+        return known[1]
 
     def saw(self, raw: str, notebook: Path | None) -> None:
         """Note a top-level cell that ran (``notebook``: the notebook, when known)."""

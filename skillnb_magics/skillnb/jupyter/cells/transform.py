@@ -34,9 +34,10 @@ _OURS = re.compile(r"\s*%%(?:formalize|gate)(?:\s|$)")
 
 def _key(shell: Any, manager: Any, raw: str) -> tuple[str, tuple[object, ...]] | None:
     """What the static transforms of ``raw`` depend on, or ``None``: do not cache."""
-    if getattr(shell.transform_cell, "__func__", None) is not _stock()[0]:
+    stock_shell, stock_manager = _stock()
+    if getattr(shell.transform_cell, "__func__", None) is not stock_shell:
         return None  # a shell that transforms its own way: ask it every time
-    if type(manager).transform_cell is not _stock()[1]:
+    if type(manager).transform_cell is not stock_manager:
         return None
     # The transforms themselves (not their ids, which a new object may take again).
     installed = (
@@ -70,16 +71,18 @@ def _stock() -> tuple[Any, Any]:
     return InteractiveShell.transform_cell, TransformerManager.transform_cell
 
 
-def static(shell: Any, raw: str) -> str | None:
+def static(shell: Any, raw: str, manager: Any = None) -> str | None:
     """``raw`` through the shell's static transforms (cached per text), or ``None``.
 
     ``None`` when they may depend on more than the text: then call ``shell.transform_cell``.
+    ``manager``: the transformer manager to use (default the shell's).
 
     Raises:
         Exception: whatever IPython's transforms raise for ``raw`` (nothing is cached).
 
     """
-    manager = shell.input_transformer_manager
+    if manager is None:
+        manager = shell.input_transformer_manager
     key = _key(shell, manager, raw)
     if key is None:
         return None
@@ -101,7 +104,7 @@ class _Cached:
 
     def __call__(self, cell: str) -> str:
         if _OURS.match(cell):
-            found = static(self._shell, cell)
+            found = static(self._shell, cell, self._manager)
             if found is not None:
                 return found
         return str(type(self._manager).transform_cell(self._manager, cell))
