@@ -134,7 +134,7 @@ class RunJournal:
         self._blob_threshold = blob_threshold
         self._listeners: list[JournalListener] = []
         self._recent: deque[Event] = deque(maxlen=RECENT)
-        self._decoded: dict[tuple[str, int], Any] = {}
+        self._decoded: dict[str, tuple[int, Any]] = {}  # key -> (version, its value)
         self._tail = 0
         self.skill = SkillFeed(self, memory)
         """What the run tells its skill memory (:class:`~skillnb.service.skillfeed.SkillFeed`)."""
@@ -488,15 +488,20 @@ class RunJournal:
 
     # -- reading -------------------------------------------------------------------------
     def decode(self, fact: Fact) -> Fact:
-        """``fact`` with its stored value decoded (cached per key and version)."""
-        cache_key = (fact.key, fact.version)
-        if cache_key not in self._decoded:
-            self._decoded[cache_key] = codec.decode(fact.value, fact.encoding, self.store)
-        return replaced(fact, value=self._decoded[cache_key])
+        """``fact`` with its value decoded (kept for each key's newest version only)."""
+        kept = self._decoded.get(fact.key)
+        if kept is not None and kept[0] == fact.version:
+            return replaced(fact, value=kept[1])
+        value = codec.decode(fact.value, fact.encoding, self.store)
+        if kept is None or kept[0] < fact.version:
+            self._decoded[fact.key] = (fact.version, value)
+        return replaced(fact, value=value)
 
     def remember_decoded(self, key: str, version: int, value: Any) -> None:
-        """Cache the Python value of fact ``key`` v``version`` (its writer had it)."""
-        self._decoded[(key, version)] = value
+        """Keep the Python value of fact ``key`` v``version`` (its writer had it) if newest."""
+        kept = self._decoded.get(key)
+        if kept is None or kept[0] <= version:
+            self._decoded[key] = (version, value)
 
     def codec_options(self) -> dict[str, Any]:
         """Keyword arguments for :func:`skillnb.store.codec.values.encode`."""
