@@ -35,12 +35,17 @@ round is printed too.
 ``main(argv)`` returns the headline figures as rows (see ``benchmarks/_table.py``) for
 ``benchmarks/all.py``.
 
+Memory: the bytes a run holds more for each version of one key written over (a new 4 KB value
+each time), between 1,000 and 2,000 versions (the goal: a few bytes, the journal's line index;
+a run that kept every version's value held about 4.5 KB each).
+
 Then the team store on a local PostgreSQL (see ``benchmarks/store_postgres.py``; skip it with
 ``--no-postgres``).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
@@ -49,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,6 +72,7 @@ WRITES = 200  # timed writes per measurement point (naive JSON at 10,000 facts: 
 NAIVE_BIG = 30
 BIG = 10_000  # facts (and writes) for the "10,000th write" point
 EVENTS = 100_000  # events behind the compacted snapshot in the load test
+VERSIONS = 1000  # versions of one key per step of the memory measurement
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
@@ -428,6 +435,29 @@ def bench_group_commit(folder: Path) -> tuple[GroupCommit, Point]:
     return GroupCommit(rates, gains), latency
 
 
+def bench_memory(folder: Path) -> float:
+    """Bytes a run holds more for each version of one key written over, from VERSIONS to twice.
+
+    Each version's value is a new object of about 4 KB. A run keeps the newest value of each
+    key (and a few recent events), so what may grow per version is the journal's line index:
+    a few bytes. Measured with ``tracemalloc`` after a collection, in this process.
+    """
+    run = open_run(state_dir=folder / "memory", memory=False)
+    held = []
+    tracemalloc.start()
+    try:
+        for versions in (VERSIONS, 2 * VERSIONS):
+            while run.version < versions:
+                n = run.version
+                run.formalize("progress", {"n": n, "text": f"{n:06}" + "x" * 4090})
+            gc.collect()
+            held.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+        run.close()
+    return (held[1] - held[0]) / VERSIONS
+
+
 def bench_load(folder: Path) -> dict[str, float]:
     """Open and load a run of EVENTS events over BIG facts, compacted and not."""
     store = SidecarStore(folder / "big")
@@ -485,6 +515,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         consumers = bench_consumers(folder)
         race, latency = bench_group_commit(folder)
         load = bench_load(folder)
+        memory = bench_memory(folder)
     print_writes(len(line), points)
     print(
         f"\nbatch item (done + next claim, one append): {item.store:.0f} us, "
@@ -501,6 +532,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     for label, value in load.items():
         unit = "" if "KB" in label else " ms"
         print(f"{label:<42}{value:>10.1f}{unit}")
+    print(f"{'memory held per version of one key':<42}{memory:>10.0f} bytes")
     if "--no-postgres" not in argv:
         from store_postgres import run_section
 
@@ -508,7 +540,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
         for text in run_section(fact_draft, fact("k1", 1, 1).model_dump(mode="json")):
             print(text)
     print(f"\ntotal benchmark time: {time.perf_counter() - started:.0f} s")
-    return rows(points, item, counted, consumers, race.rates, latency, load)
+    found = rows(points, item, counted, consumers, race.rates, latency, load)
+    label = f"memory per version of one key ({VERSIONS:,} to {2 * VERSIONS:,})"
+    found.append(row("store", label, memory, "bytes", target="<= 256 bytes"))
+    return found
 
 
 def print_writes(size: int, points: dict[str, tuple[Point, Point]]) -> None:
