@@ -344,7 +344,7 @@ def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHea
     try:
         event = Event.model_validate_json(body, strict=True)
     except ValidationError as exc:
-        error = exc
+        error = exc.with_traceback(None)  # no cycle through this frame (it holds the scan)
     else:
         if event.v == RECORD_VERSION:
             return event, more
