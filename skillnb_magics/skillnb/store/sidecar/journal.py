@@ -412,8 +412,7 @@ class Scan:
     tail_lines: int
     """Valid lines inside that tail: an append whose last line never came."""
     names_checked: bool = False
-    """Whether the names of the events were checked against :mod:`skillnb.core.limits` already
-    (the bulk reader checks them as it reads)."""
+    """Whether the events' names were checked (:mod:`skillnb.core.limits`) as they were read."""
 
     @property
     def base(self) -> int | None:
@@ -474,6 +473,7 @@ def _scan_plain(data: bytes, *, path: Path, start: int, next_seq: int, header: b
         version=RECORD_VERSION,
         max_bytes=MAX_LINE_BYTES,
         depth=READ_DEPTH,
+        path=path,
     )
     if plain is None:
         return None
