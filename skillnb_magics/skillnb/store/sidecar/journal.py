@@ -522,7 +522,7 @@ def scan(
         raise _not_a_journal(path, data, None)
     many = data.count(b"\n", 0, _FEW_LINES_BYTES) >= _FEW_LINES  # few: one by one is faster
     # A long journal builds many events that stay alive: no cycles to collect meanwhile.
-    with gc_paused() if many else nullcontext():
+    with gc_paused(promote=True) if many else nullcontext():
         found = None
         if many:
             found = _scan_plain(
