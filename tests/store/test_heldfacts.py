@@ -275,3 +275,15 @@ def test_without_msgspec_nothing_is_held(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     assert dumped(found.events) == dumped(events)
     assert heldfacts.held_columns(b"{}\n", [b"{}"], [0], 1, 1) is None
+
+
+def test_a_bad_name_beside_held_facts_is_refused_with_its_line() -> None:
+    events = facts_and_steps()
+    index = next(i for i, e in enumerate(events) if e.type == "step.started")
+    data = _with_line(
+        events, index, lambda line: _resealed(line, b'"key":"s0"', b'"key":"<script>"')
+    )
+    with pytest.raises(StoreCorrupted) as raised:
+        scan(data, path=PATH, header_allowed=True)
+    assert raised.value.line == index + 2  # after the header
+    assert "step key" in raised.value.detail

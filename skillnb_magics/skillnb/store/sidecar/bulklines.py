@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from functools import reduce
 from itertools import accumulate, compress, repeat
-from operator import and_, itemgetter
+from operator import and_, itemgetter, not_
 from pathlib import Path
 from sys import intern
 from typing import Any, NamedTuple, cast
@@ -92,8 +92,10 @@ class _Part(NamedTuple):
     data: Sequence[Any]
     mores: list[int]
     lengths: list[int]
-    keys: list[str] | None = None
-    """The keys of the facts whose data are held unbuilt, in their order (``None``: none)."""
+    held: list[bool] | None = None
+    """Whether each line's data are held unbuilt (``None``: none are)."""
+    keys: list[str] = []  # noqa: RUF012  # a NamedTuple's default, never changed
+    """The keys of the facts whose data are held unbuilt, in their order."""
     notes: list[Any] = []  # noqa: RUF012  # a NamedTuple's default, never changed
     """The notes of those facts, in their order."""
 
@@ -154,7 +156,7 @@ def plain_records(
         values += part.data
         mores += part.mores
         lengths += part.lengths
-        held = held or part.keys is not None
+        held = held or part.held is not None
         at, seq = stop, seq + len(part.lengths)
     try:
         committed = len(mores) - mores[::-1].index(0)  # up to the last line without more
@@ -172,12 +174,14 @@ def plain_records(
 def _names_pass(part: _Part, passed: dict[object, set[Any]]) -> bool:
     """Whether the names in ``part`` follow the rules (those of held facts from their columns)."""
     data = cast("Sequence[dict[str, Any]]", part.data)  # held facts' are not dicts
-    if part.keys is None:
+    if part.held is None:
         return records_pass(part.types, data, passed)
-    built = list(map(isinstance, data, repeat(dict)))
-    return records_pass(
-        list(compress(part.types, built)), list(compress(data, built)), passed
-    ) and fact_names_pass(part.keys, part.notes, passed)
+    if len(part.keys) < len(data):  # some data were built: judged as they are
+        built = list(map(not_, part.held))
+        types = list(compress(part.types, built))
+        if not records_pass(types, list(compress(data, built)), passed):
+            return False
+    return fact_names_pass(part.keys, part.notes, passed)
 
 
 def _read_part(
@@ -205,7 +209,8 @@ def _read_part(
             held = heldfacts.held_columns(chunk, lines, mores, seq, version)
             if held is not None:  # the facts' data held unbuilt, their names kept
                 found = _timed(*held[:3], mores)
-                found = None if found is None else found._replace(keys=held[3], notes=held[4])
+                if found is not None:
+                    found = found._replace(held=held[3], keys=held[4], notes=held[5])
             else:
                 columns = structlines.struct_columns(lines, mores, seq, version)
                 found = None if columns is None else _timed(*columns, mores)

@@ -80,9 +80,10 @@ else:  # pragma: no cover - exercised by the tests that hide msgspec
 _MORE_OF = (_UNSET, True)
 _NOTE = attrgetter("fact.note")
 
-Held = tuple[list[str], list[str], list[Any], list[str], list[Any]]
+Held = tuple[list[str], list[str], list[Any], list[bool], list[str], list[Any]]
 """The types, times (text) and data of a chunk's events (a held fact's: what
-:data:`fact_key` reads, not a ``dict``), then the keys and notes of the held facts."""
+:data:`fact_key` reads, not a ``dict``), whether each is held, then the keys and notes of
+the held facts."""
 
 fact_key: Callable[[Any], str] = attrgetter("fact.key")
 """The key of a held fact, read from what :func:`held_columns` holds of its data."""
@@ -120,6 +121,7 @@ def held_columns(
         list(map(intern, types)),
         list(ats),
         list(data),
+        facts,
         list(map(fact_key, held)),
         list(map(_NOTE, held)),
     )
