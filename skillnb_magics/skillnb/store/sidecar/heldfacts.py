@@ -143,12 +143,13 @@ def held_builder(
     Args:
         source: the journal bytes the lines were read from (kept while data are held).
         start: the absolute offset of ``source[0]`` in the journal.
-        starts: the absolute offset of each line.
-        lengths: the length of each line, newline excluded.
+        starts: the absolute offset of each line (copied: the caller hands it on).
+        lengths: the length of each line, newline excluded (kept: no one else has it).
         path: the journal (named if a line cannot be built, which checking rules out).
 
     """
     decode = structlines.decode_line
+    starts = tuple(starts)
 
     def build(i: int) -> dict[str, Any]:
         at = starts[i] - start
