@@ -287,3 +287,16 @@ def test_a_bad_name_beside_held_facts_is_refused_with_its_line() -> None:
         scan(data, path=PATH, header_allowed=True)
     assert raised.value.line == index + 2  # after the header
     assert "step key" in raised.value.detail
+
+
+@pytest.mark.parametrize("base", [0, 9, 995])  # numbers of one width, or crossing to more digits
+def test_fact_lines_are_found_however_wide_their_numbers(base: int) -> None:
+    events = [e.model_copy(update={"seq": base + e.seq}) for e in facts_and_steps()]
+    data = encode_header(base, "r1") + encode_events(events)
+    found = scan(data, path=PATH, header_allowed=True)
+    assert isinstance(found.events, EventRecords)
+    column = found.events.data
+    assert isinstance(column, HeldData)
+    types = found.events.types
+    assert [type(d) is not dict for d in column.held] == [t == "fact.formalized" for t in types]
+    assert dumped(found.events) == dumped(events)

@@ -39,7 +39,7 @@ __all__ = ["FACT", "Held", "fact_key", "held_builder", "held_columns"]
 
 FACT = "fact.formalized"
 _FACT_TYPE = b'"type":"fact.formalized"'
-_START = b'{"v":1,"seq":'  # then the sequence number, a comma, and the type
+_START = b'{"v":%d,"seq":'  # the format, then the sequence number, a comma, and the type
 
 try:
     import msgspec
@@ -101,7 +101,8 @@ def held_columns(
     decode, decode_fact = structlines.decode_line, _decode_fact
     if decode is None or decode_fact is None or not chunk.isascii():
         return None
-    facts = list(map(bytes.startswith, lines, repeat(_FACT_TYPE), _type_at(seq, len(lines))))
+    type_at = _type_at(len(_START % version), seq, len(lines))
+    facts = list(map(bytes.startswith, lines, repeat(_FACT_TYPE), type_at))
     if not any(facts):
         return None
     try:  # each line by its decoder, in order; then each field's column (C-level passes)
@@ -127,12 +128,15 @@ def held_columns(
     )
 
 
-def _type_at(seq: int, n: int) -> Iterable[int]:
-    """Where the type of each of ``n`` lines numbered from ``seq`` starts, as this writer writes."""
+def _type_at(start: int, seq: int, n: int) -> Iterable[int]:
+    """Where the type of each of ``n`` lines numbered from ``seq`` starts, as this writer writes.
+
+    ``start``: the length of what comes before the sequence number.
+    """
     digits = len(str(seq))
     if digits == len(str(seq + n - 1)):
-        return repeat(len(_START) + digits + 1)
-    return map((len(_START) + 1).__add__, map(len, map(str, range(seq, seq + n))))
+        return repeat(start + digits + 1)
+    return map((start + 1).__add__, map(len, map(str, range(seq, seq + n))))
 
 
 def held_builder(
