@@ -28,9 +28,16 @@ class gc_paused:  # used as a function: ``with gc_paused():``
     Nesting and other threads are fine: the collector is turned back on only by the
     outermost pause that found it on; at worst it comes back on early. A class, not a
     generator: short pauses (a commit, catching up with a few events) are frequent.
+
+    ``promote``: move what is young to the oldest generation at the end however few objects
+    the body built (a read of a long journal may build few but large ones, such as its
+    columns: lists of a hundred thousand items that the next young collection would walk).
     """
 
-    __slots__ = ("_enabled",)
+    __slots__ = ("_enabled", "_promote")
+
+    def __init__(self, *, promote: bool = False) -> None:
+        self._promote = promote
 
     def __enter__(self) -> None:
         self._enabled = gc.isenabled()
@@ -38,7 +45,7 @@ class gc_paused:  # used as a function: ``with gc_paused():``
 
     def __exit__(self, *exc: object) -> None:
         if self._enabled:
-            if gc.get_count()[0] > PROMOTE_AFTER:
+            if self._promote or gc.get_count()[0] > PROMOTE_AFTER:
                 # A long load built this to stay: move it to the oldest generation at once
                 # (freeze then unfreeze splice lists, O(1)) instead of letting the next young
                 # collection walk all of it, and the one after that walk it again. Full

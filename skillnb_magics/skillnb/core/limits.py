@@ -40,6 +40,7 @@ __all__ = [
     "check_text",
     "event_problem",
     "events_pass",
+    "fact_names_pass",
     "json_too_deep",
     "name_problem",
     "records_pass",
@@ -404,6 +405,23 @@ def records_pass(
     return all(
         events_pass(type_, group, passed) for type_, group in groups.items() if type_ in _FIELDS
     )
+
+
+def fact_names_pass(
+    keys: Sequence[Any], notes: Sequence[Any], passed: dict[object, set[Any]] | None = None
+) -> bool:
+    """Tell whether :func:`events_pass` finds nothing in facts with ``keys`` and ``notes``.
+
+    What it judges of a ``fact.formalized`` event whose fact is an object (its key, and its
+    note, ``None`` when it has none), given as the two columns a reader took of the facts;
+    ``passed`` as for :func:`events_pass`.
+    """
+    try:
+        _check_all(list(keys), _FACT_KEY, passed)
+        _check_all(list(notes), _NOTE, passed)
+    except InvalidName:
+        return False
+    return True
 
 
 _DICT = {dict}

@@ -5,7 +5,9 @@ A long journal is mostly fact versions, steps started and committed, and batch i
 (:class:`~skillnb.core.runstate.eventrecords.EventRecords`) without building an
 :class:`~skillnb.core.runstate.records.Event` or calling a fold per event:
 
-* a fact is only noted as its key's latest (the caller folds each key's latest once);
+* a fact is only noted as its key's latest (the caller folds each key's latest once); when
+  its data are held unbuilt (:class:`~skillnb.core.runstate.eventrecords.HeldData`) the key
+  is read from what the reader kept, so a version written over later is never built;
 * a plain ``step.started`` (text key and ids, no claim) becomes its :class:`Step` directly,
   as validating it would;
 * a ``step.committed`` of a step the state holds is assigned in place;
@@ -22,12 +24,12 @@ only; a start with a claim goes to ``fold_at``, after the completions before it)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import count
 from typing import Any
 
 from skillnb.core.runstate.claims import item_claim_key, step_claim_key
-from skillnb.core.runstate.eventrecords import EventRecords
+from skillnb.core.runstate.eventrecords import EventRecords, HeldData
 from skillnb.core.runstate.records import Batch, RunState, Step, built
 
 __all__ = ["fold_columns"]
@@ -70,13 +72,15 @@ def fold_columns(
     first = state.version + 1
     steps, claims = state.steps, state.claims
     pending: dict[str, list[str]] = {}  # items done, per batch, not yet marked
+    column = events.data
+    held: Sequence[Any] = column.held if isinstance(column, HeldData) else column
+    key_of = column.key_of if isinstance(column, HeldData) else _fact_key
     at = 0
     try:
-        for at, kind, data in zip(count(), events.types, events.data):
+        for at, kind, data in zip(count(), events.types, held):
             if kind == FACT:
-                stored = data.get("fact")
-                key = stored.get("key") if type(stored) is dict else None
-                if type(key) is str:
+                key = _fact_key(data) if type(data) is dict else key_of(data)  # else: held
+                if key is not None:
                     latest[key] = at
                     continue
             elif kind == _ITEM_DONE:
@@ -97,6 +101,13 @@ def fold_columns(
     finally:
         done[0] = at
         _mark_done(state, pending)
+
+
+def _fact_key(data: Any) -> str | None:
+    """The key of a ``fact.formalized`` event's fact, when it is text."""
+    stored = data.get("fact")
+    key = stored.get("key") if type(stored) is dict else None
+    return key if type(key) is str else None
 
 
 def _start(steps: dict[str, Step], seq: int, d: dict[str, Any]) -> bool:

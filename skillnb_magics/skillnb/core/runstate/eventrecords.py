@@ -11,17 +11,19 @@ where a fold needs one.
 
 An event built here shares its ``data`` with its column (as an event read line by line
 shares the parser's objects): nothing may change the columns once they are handed over.
+A reader may hand over a data column as :class:`HeldData`: some of its objects (the values
+of facts, checked already) are built only when first read, from what the reader kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, overload
 
 from skillnb.core.runstate.records import RECORD_VERSION, Event, EventDraft
 
-__all__ = ["EventRecords", "as_list", "event_from_draft", "event_from_record"]
+__all__ = ["EventRecords", "HeldData", "as_list", "event_from_draft", "event_from_record"]
 
 _FIELDS_SET = {"v", "seq", "type", "at", "data"}
 _new = object.__new__
@@ -55,6 +57,65 @@ def event_from_draft(seq: int, draft: EventDraft, checked: bool) -> Event:
         fields["data"] = {**draft.data}
         return event_from_record(fields)
     return Event(seq=seq, type=draft.type, at=draft.at, data=draft.data)
+
+
+class HeldData(Sequence[dict[str, Any]]):
+    """A column of events' data, some of them built only when first read.
+
+    ``held[i]`` is the data of event ``i`` (a ``dict``), or what the reader kept of it when
+    it checked it and left it to be built (any other object): ``build(first + i)`` builds
+    it then, the same object on every later read (it takes the place of what was kept).
+    Only the data of ``fact.formalized`` events whose fact's key is text are held so;
+    ``key_of`` reads that key from what was kept, without building the data.
+    """
+
+    __slots__ = ("_build", "_first", "held", "key_of")
+
+    def __init__(
+        self,
+        held: list[Any],
+        build: Callable[[int], dict[str, Any]],
+        key_of: Callable[[Any], str],
+        first: int = 0,
+    ) -> None:
+        self.held = held
+        """The data built so far, and what was kept of the others."""
+        self.key_of = key_of
+        """The key of a fact held unbuilt, from what was kept of it."""
+        self._build = build
+        self._first = first
+
+    def __len__(self) -> int:
+        """How many events' data there are."""
+        return len(self.held)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | Sequence[dict[str, Any]]:
+        """The data at ``index`` (built now if it was not yet), or a slice of them."""
+        if isinstance(index, slice):
+            start, _, step = index.indices(len(self.held))
+            if step != 1:
+                return [self[i] for i in range(len(self.held))[index]]
+            return HeldData(self.held[index], self._build, self.key_of, self._first + start)
+        data = self.held[index]
+        if type(data) is not dict:  # held: built now
+            at = range(len(self.held))[index]
+            data = self.held[at] = self._build(self._first + at)
+        return data  # type: ignore[no-any-return]  # a dict, as checked
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """The data, oldest first (each built when reached)."""
+        for i in range(len(self.held)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        """A short description (nothing is built for it)."""
+        return f"HeldData({len(self.held)} events)"
 
 
 class EventRecords(Sequence[Event]):

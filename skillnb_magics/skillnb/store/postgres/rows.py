@@ -35,7 +35,7 @@ def decode_event(location: str, seq: int, line: str) -> Event:
     try:
         event = Event.model_validate_json(line, strict=True)
     except ValidationError as exc:
-        error = exc
+        error = exc.with_traceback(None)  # no cycle through this frame (it holds the read)
     else:
         if event.v == RECORD_VERSION and event.seq == seq:
             return _first_creates(location, event)

@@ -6,7 +6,8 @@ such a run of lines in bulk, a chunk of a few hundred whole lines at a time (so 
 check finds the chunk's bytes and parsed objects still in the processor's caches): it splits
 the chunk once, looks at its line lengths and brackets in C-level passes, parses its lines
 (into typed records with msgspec when it is installed, see
-:mod:`~skillnb.store.sidecar.structlines`, else with
+:mod:`~skillnb.store.sidecar.structlines`, the values of facts checked and held unbuilt, see
+:mod:`~skillnb.store.sidecar.heldfacts`, else with
 :func:`~skillnb.store.sidecar.fastline.parse_run`), and then checks them together, each check one
 pass over them at C speed (a ``map`` of a built-in, a set, list or strided bytes
 comparison), never a Python loop over the lines (the names are judged per type, grouped by
@@ -35,15 +36,16 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from functools import reduce
-from itertools import accumulate, repeat
-from operator import and_, itemgetter
+from itertools import accumulate, compress, repeat
+from operator import and_, itemgetter, not_
+from pathlib import Path
 from sys import intern
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 from zlib import crc32
 
-from skillnb.core.limits import records_pass
-from skillnb.core.runstate.eventrecords import EventRecords
-from skillnb.store.sidecar import structlines
+from skillnb.core.limits import fact_names_pass, records_pass
+from skillnb.core.runstate.eventrecords import EventRecords, HeldData
+from skillnb.store.sidecar import heldfacts, structlines
 from skillnb.store.sidecar.fastline import parse_run
 
 __all__ = ["Plain", "plain_records"]
@@ -87,9 +89,15 @@ class _Part(NamedTuple):
 
     types: Sequence[str]
     times: list[datetime]
-    data: Sequence[dict[str, Any]]
+    data: Sequence[Any]
     mores: list[int]
     lengths: list[int]
+    held: list[bool] | None = None
+    """Whether each line's data are held unbuilt (``None``: none are)."""
+    keys: list[str] = []  # noqa: RUF012  # a NamedTuple's default, never changed
+    """The keys of the facts whose data are held unbuilt, in their order."""
+    notes: list[Any] = []  # noqa: RUF012  # a NamedTuple's default, never changed
+    """The notes of those facts, in their order."""
 
 
 def plain_records(
@@ -102,6 +110,7 @@ def plain_records(
     version: int,
     max_bytes: int,
     depth: int,
+    path: Path = Path("journal.jsonl"),
     parse: Callable[[bytes], Any] | None = None,
 ) -> Plain | None:
     """Check and read the lines of ``data[pos:end]`` (``end`` just past a newline) at once.
@@ -120,6 +129,7 @@ def plain_records(
         version: the only format version read here (the current one).
         max_bytes: lines longer than this are left to the careful reader.
         depth: lines with more brackets than this are left to the careful reader.
+        path: the journal (named if a fact's data, held unbuilt, cannot be built later).
         parse: replaces the JSON parser (tests compare the two).
 
     Returns:
@@ -130,29 +140,48 @@ def plain_records(
     """
     types: list[str] = []
     times: list[datetime] = []
-    values: list[dict[str, Any]] = []
+    values: list[Any] = []  # dicts, and what is kept of held facts' data
     mores: list[int] = []
     lengths: list[int] = []
+    held = False  # whether some facts' data are held unbuilt
     at, seq = pos, first_seq
     passed: dict[object, set[Any]] = {}  # the names found good so far, per rule
     while at < end:
         stop = data.find(b"\n", at + _CHUNK, end) + 1 or end
         part = _read_part(data[at:stop], seq, version, max_bytes, depth, parse)
-        if part is None or not records_pass(part.types, part.data, passed):
+        if part is None or not _names_pass(part, passed):
             return None
         types += part.types  # while the chunk's objects are still in the caches
         times += part.times
         values += part.data
         mores += part.mores
         lengths += part.lengths
+        held = held or part.held is not None
         at, seq = stop, seq + len(part.lengths)
-    events = EventRecords(range(first_seq, seq), types, times, values, version)
     try:
         committed = len(mores) - mores[::-1].index(0)  # up to the last line without more
     except ValueError:  # every line goes on (or there is none): nothing is committed yet
         committed = 0
     starts = list(accumulate(map(_plus_one, lengths), initial=start + pos))
+    column: Sequence[dict[str, Any]] = values  # none held: all dicts
+    if held:
+        build = heldfacts.held_builder(data, start, starts, lengths, path)
+        column = HeldData(values, build, heldfacts.fact_key)
+    events = EventRecords(range(first_seq, seq), types, times, column, version)
     return Plain(events, starts, committed)
+
+
+def _names_pass(part: _Part, passed: dict[object, set[Any]]) -> bool:
+    """Whether the names in ``part`` follow the rules (those of held facts from their columns)."""
+    data = cast("Sequence[dict[str, Any]]", part.data)  # held facts' are not dicts
+    if part.held is None:
+        return records_pass(part.types, data, passed)
+    if len(part.keys) < len(data):  # some data were built: judged as they are
+        built = list(map(not_, part.held))
+        types = list(compress(part.types, built))
+        if not records_pass(types, list(compress(data, built)), passed):
+            return False
+    return fact_names_pass(part.keys, part.notes, passed)
 
 
 def _read_part(
@@ -177,8 +206,14 @@ def _read_part(
         return None
     try:
         if parse is None and structlines.decode_line is not None:  # reads any integer exactly
-            columns = structlines.struct_columns(lines, mores, seq, version)
-            found = None if columns is None else _timed(*columns, mores)
+            held = heldfacts.held_columns(chunk, lines, mores, seq, version)
+            if held is not None:  # the facts' data held unbuilt, their names kept
+                found = _timed(*held[:3], mores)
+                if found is not None:
+                    found = found._replace(held=held[3], keys=held[4], notes=held[5])
+            else:
+                columns = structlines.struct_columns(lines, mores, seq, version)
+                found = None if columns is None else _timed(*columns, mores)
         else:
             found = _check(parse_run(chunk, lines, parse), mores, seq, version)
     except (TypeError, ValueError, KeyError):  # a missing field, a time that is not one
@@ -219,7 +254,10 @@ def _check(objs: list[Any], mores: list[int], seq: int, version: int) -> _Part |
 
 
 def _timed(
-    types: Sequence[str], ats: Sequence[str], data: Sequence[dict[str, Any]], mores: list[int]
+    types: Sequence[str],
+    ats: Sequence[str],
+    data: Sequence[Any],
+    mores: list[int],
 ) -> _Part | None:
     """The columns of checked lines, once each time is an RFC 3339 time; else ``None``.
 

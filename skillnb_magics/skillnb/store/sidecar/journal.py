@@ -344,7 +344,7 @@ def parse_line(raw: bytes, *, path: Path, line: int) -> tuple[Event | JournalHea
     try:
         event = Event.model_validate_json(body, strict=True)
     except ValidationError as exc:
-        error = exc
+        error = exc.with_traceback(None)  # no cycle through this frame (it holds the scan)
     else:
         if event.v == RECORD_VERSION:
             return event, more
@@ -412,8 +412,7 @@ class Scan:
     tail_lines: int
     """Valid lines inside that tail: an append whose last line never came."""
     names_checked: bool = False
-    """Whether the names of the events were checked against :mod:`skillnb.core.limits` already
-    (the bulk reader checks them as it reads)."""
+    """Whether the events' names were checked (:mod:`skillnb.core.limits`) as they were read."""
 
     @property
     def base(self) -> int | None:
@@ -474,6 +473,7 @@ def _scan_plain(data: bytes, *, path: Path, start: int, next_seq: int, header: b
         version=RECORD_VERSION,
         max_bytes=MAX_LINE_BYTES,
         depth=READ_DEPTH,
+        path=path,
     )
     if plain is None:
         return None
@@ -522,7 +522,7 @@ def scan(
         raise _not_a_journal(path, data, None)
     many = data.count(b"\n", 0, _FEW_LINES_BYTES) >= _FEW_LINES  # few: one by one is faster
     # A long journal builds many events that stay alive: no cycles to collect meanwhile.
-    with gc_paused() if many else nullcontext():
+    with gc_paused(promote=True) if many else nullcontext():
         found = None
         if many:
             found = _scan_plain(

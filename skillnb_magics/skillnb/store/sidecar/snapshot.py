@@ -97,7 +97,7 @@ def _state(raw: bytes, path: Path) -> RunState:
     try:
         state = RunState.model_validate_json(raw, strict=True)
     except ValidationError as exc:
-        error = exc
+        error = exc.with_traceback(None)  # no cycle through this frame (it holds the read)
     else:
         if state.v == RECORD_VERSION:
             return state
