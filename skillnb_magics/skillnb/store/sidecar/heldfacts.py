@@ -41,43 +41,22 @@ FACT = "fact.formalized"
 _FACT_TYPE = b'"type":"fact.formalized"'
 _START = b'{"v":%d,"seq":'  # the format, then the sequence number, a comma, and the type
 
-try:
+if structlines.HAVE_MSGSPEC:
     import msgspec
-except ImportError:  # pragma: no cover - exercised by the tests that hide msgspec
-    msgspec = None  # type: ignore[assignment,unused-ignore]  # (unused: without msgspec)
 
-if msgspec is not None:
     _FactNames: Any = msgspec.defstruct(
         "FactNames",
         [("key", str), ("note", str | None, None)],
         gc=False,  # the other members of the fact are checked and skipped
     )
     _FactData: Any = msgspec.defstruct("FactData", [("fact", _FactNames)], gc=False)
-    FactLine: Any = msgspec.defstruct(
-        "FactLine",
-        [
-            ("v", int),
-            ("seq", int),
-            ("type", str),
-            ("at", str),
-            ("data", _FactData),
-            ("crc", str),
-            ("more", bool | msgspec.UnsetType, msgspec.UNSET),
-        ],
-        forbid_unknown_fields=True,
-        gc=False,
-    )
+    FactLine: Any = structlines.line_struct("FactLine", _FactData)
     """A fact line's members, as :data:`~skillnb.store.sidecar.structlines.JournalLine`'s, with
     only the fact's key and note kept of its data."""
     _decode_fact: Callable[[bytes], Any] | None = msgspec.json.Decoder(FactLine).decode
-    _astuple: Callable[[Any], tuple[Any, ...]] = msgspec.structs.astuple
-    _UNSET: object = msgspec.UNSET
 else:  # pragma: no cover - exercised by the tests that hide msgspec
     _decode_fact = None
-    _astuple = tuple
-    _UNSET = object()
 
-_MORE_OF = (_UNSET, True)
 _NOTE = attrgetter("fact.note")
 
 Held = tuple[list[str], list[str], list[Any], list[bool], list[str], list[Any]]
@@ -105,17 +84,12 @@ def held_columns(
     facts = list(map(bytes.startswith, lines, repeat(_FACT_TYPE), type_at))
     if not any(facts):
         return None
-    try:  # each line by its decoder, in order; then each field's column (C-level passes)
-        records = map(call, map((decode, decode_fact).__getitem__, facts), lines)
-        vs, seqs, types, ats, data, _, more = zip(*map(_astuple, records), strict=True)
-    except ValueError:  # msgspec's DecodeError and ValidationError are ValueErrors
+    records = map(call, map((decode, decode_fact).__getitem__, facts), lines)  # each its own
+    found = structlines.checked_columns(records, mores, seq, version)
+    if found is None:
         return None
-    if (
-        more != tuple(map(_MORE_OF.__getitem__, mores))
-        or set(vs) != {version}
-        or seqs != tuple(range(seq, seq + len(seqs)))
-        or set(compress(types, facts)) != {FACT}
-    ):
+    types, ats, data = found
+    if set(compress(types, facts)) != {FACT}:
         return None
     held = list(compress(data, facts))
     return (

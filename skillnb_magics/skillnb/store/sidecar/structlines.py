@@ -24,11 +24,11 @@ standard library.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from sys import intern
 from typing import Any
 
-__all__ = ["HAVE_MSGSPEC", "decode_line", "struct_columns"]
+__all__ = ["HAVE_MSGSPEC", "checked_columns", "decode_line", "struct_columns"]
 
 try:
     import msgspec
@@ -37,20 +37,25 @@ except ImportError:  # pragma: no cover - exercised by the tests that hide msgsp
 
 
 if msgspec is not None:
-    JournalLine: Any = msgspec.defstruct(
-        "JournalLine",
-        [
-            ("v", int),
-            ("seq", int),
-            ("type", str),
-            ("at", str),  # parsed by the caller, as the careful reader parses it
-            ("data", dict[str, Any]),
-            ("crc", str),  # checked over the line's bytes by the caller
-            ("more", bool | msgspec.UnsetType, msgspec.UNSET),  # absent: the append ends
-        ],
-        forbid_unknown_fields=True,
-        gc=False,  # it holds no cycles, and lives only while its chunk is read
-    )
+
+    def line_struct(name: str, data: Any) -> Any:
+        """The struct of a journal line whose ``data`` member is of type ``data``."""
+        return msgspec.defstruct(
+            name,
+            [
+                ("v", int),
+                ("seq", int),
+                ("type", str),
+                ("at", str),  # parsed by the caller, as the careful reader parses it
+                ("data", data),
+                ("crc", str),  # checked over the line's bytes by the caller
+                ("more", bool | msgspec.UnsetType, msgspec.UNSET),  # absent: the append ends
+            ],
+            forbid_unknown_fields=True,
+            gc=False,  # it holds no cycles, and lives only while its chunk is read
+        )
+
+    JournalLine: Any = line_struct("JournalLine", dict[str, Any])
     """The members of a journal line, each of its type (in any order, ``more`` optional)."""
     _UNSET: object = msgspec.UNSET
     _astuple: Callable[[Any], tuple[Any, ...]] = msgspec.structs.astuple
@@ -88,8 +93,23 @@ def struct_columns(
     decode = decode_line
     if decode is None or not lines:
         return None
+    found = checked_columns(map(decode, lines), mores, seq, version)
+    if found is None:
+        return None
+    types, ats, data = found
+    return list(map(intern, types)), list(ats), list(data)  # one object per type
+
+
+def checked_columns(
+    records: Iterable[Any], mores: Sequence[int], seq: int, version: int
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Any, ...]] | None:
+    """The types, times and data of ``records`` (lines being decoded), or ``None``.
+
+    ``None`` when a line does not decode, or when the records are not of ``version``,
+    numbered ``seq``, ``seq + 1``, ..., with ``more`` as ``mores`` says.
+    """
     try:  # each record's fields as one tuple, then each field's column (C-level passes)
-        vs, seqs, types, ats, data, _, more = zip(*map(_astuple, map(decode, lines)), strict=True)
+        vs, seqs, types, ats, data, _, more = zip(*map(_astuple, records), strict=True)
     except ValueError:  # msgspec's DecodeError and ValidationError are ValueErrors
         return None
     if (
@@ -98,4 +118,4 @@ def struct_columns(
         or seqs != tuple(range(seq, seq + len(seqs)))
     ):
         return None
-    return list(map(intern, types)), list(ats), list(data)  # one object per type
+    return types, ats, data
