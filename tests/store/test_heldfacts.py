@@ -244,13 +244,32 @@ def test_a_line_that_only_looks_like_a_fact_is_read_in_full() -> None:
     assert dumped(found.events) == dumped(careful_scan(data, header_allowed=True).events)
 
 
-def test_a_chunk_that_is_not_ascii_is_read_in_full() -> None:
+def test_facts_of_any_script_are_held_and_read_back_as_written() -> None:
     events = facts_and_steps()
-    events[1].data["fact"]["note"] = "résumé ✓"
+    facts = [e for e in events if e.type == "fact.formalized"]
+    facts[0].data["fact"]["note"] = "résumé ✓"
+    facts[1].data["fact"]["value"] = {"name": "Zoë Åström", "city": "東京", "mood": "🙂"}
     found = scan(journal(events), path=PATH, header_allowed=True)
     assert isinstance(found.events, EventRecords)
-    assert not isinstance(found.events.data, HeldData)
+    assert isinstance(found.events.data, HeldData)
     assert dumped(found.events) == dumped(events)
+    assert dumped(found.events) == dumped(careful_scan(journal(events), header_allowed=True).events)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xf0\x9f\x99"],  # not UTF-8 (a surrogate, cut short)
+)
+def test_a_fact_value_that_is_not_utf8_is_refused_as_line_by_line(bad: bytes) -> None:
+    events = facts_and_steps()
+    data = _with_line(
+        events, 1, lambda line: _resealed(line, b'"label":"item k0"', b'"label":"' + bad + b'"')
+    )
+    with pytest.raises(StoreCorrupted) as careful:
+        careful_scan(data, header_allowed=True)
+    with pytest.raises(StoreCorrupted) as bulk:
+        scan(data, path=PATH, header_allowed=True)
+    assert bulk.value.line == careful.value.line == 3  # the header, run.created, this fact
 
 
 def test_an_unfinished_append_of_held_facts_is_left_out() -> None:

@@ -11,8 +11,8 @@ the names the rules of :mod:`skillnb.core.limits` judge. The rest of the line is
 msgspec skips a value: its JSON syntax, escapes and surrogate pairs, everything the full
 decoder checks but two things, both settled here:
 
-* the text must be valid UTF-8: only chunks of ASCII bytes are read so (any other chunk
-  is read as before);
+* the text must be valid UTF-8: a chunk that is not ASCII is decoded as UTF-8 first (one
+  C-level pass), and one that is not UTF-8 is read as before (and refused as before);
 * a number beyond the range of a float (``1e400``), which msgspec refuses when it builds
   it: :func:`held_builder` then builds that line's data as the line-by-line reader does
   (as ``inf``, with the standard library), which is what a load gives for such a line.
@@ -78,7 +78,7 @@ def held_columns(
     :func:`~skillnb.store.sidecar.structlines.struct_columns` then.
     """
     decode, decode_fact = structlines.decode_line, _decode_fact
-    if decode is None or decode_fact is None or not chunk.isascii():
+    if decode is None or decode_fact is None or not _utf8(chunk):
         return None
     type_at = _type_at(len(_START % version), seq, len(lines))
     facts = list(map(bytes.startswith, lines, repeat(_FACT_TYPE), type_at))
@@ -100,6 +100,17 @@ def held_columns(
         list(map(fact_key, held)),
         list(map(_NOTE, held)),
     )
+
+
+def _utf8(chunk: bytes) -> bool:
+    """Whether ``chunk`` is UTF-8 (msgspec checks the strings it builds, not those it skips)."""
+    if chunk.isascii():
+        return True
+    try:
+        chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _type_at(start: int, seq: int, n: int) -> Iterable[int]:
