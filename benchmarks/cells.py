@@ -12,6 +12,12 @@ Baselines are measured in the same run:
   journal (read back from it), on an ``O_APPEND`` file in the same folder;
 * a bare IPython start in a fresh subprocess.
 
+The cells above run without cell ids. A notebook's cells have them, and each magic's output
+finds the cell's fact or gate step by its id, so the run's size must not weigh on a cell:
+a second shell runs cells with cell ids on a run that another writer grows to 10 facts (and
+as many gate steps), then to 10,000, and the CPU time a ``%%gate`` that fires takes over a
+plain cell (with a cell id too) is printed at both sizes.
+
 The start-up processes read compiled bytecode, as an installed package does (pip writes it):
 they run with a bytecode cache of their own in the temporary folder (``PYTHONPYCACHEPREFIX``,
 even where ``PYTHONDONTWRITEBYTECODE`` is set), filled by one start of each variant that is
@@ -20,8 +26,9 @@ figure is the compiler's, not the import's.
 
 Targets: the overhead of ``%%formalize --force`` and of a ``%%gate`` that fires <= 0.5 ms over a
 plain cell (printed beside the raw write+fsync of the same bytes, which is part of it);
-``%%gate`` already fired (it fast-forwards) <= 1 ms over a plain cell; ``import skillnb`` +
-``%load_ext skillnb`` <= 150 ms over bare IPython.
+``%%gate`` already fired (it fast-forwards) <= 1 ms over a plain cell; a ``%%gate`` that fires
+on a run of 10,000 facts <= 1.5 times its overhead on a run of 10 (CPU time, cell ids);
+``import skillnb`` + ``%load_ext skillnb`` <= 150 ms over bare IPython.
 
 ``main(argv)`` returns the headline rows (see ``_table.py``) for ``benchmarks/all.py``.
 """
@@ -35,7 +42,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from IPython.core.displaypub import CapturingDisplayPublisher
@@ -43,6 +52,9 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from _table import Row, format_table, row
+from skillnb.core.capacity import CapacityWarning
+from skillnb.core.runstate.records import EventDraft, Fact
+from skillnb.store import SidecarStore
 
 LOOP = """%%workflow
 workflow:
@@ -56,22 +68,27 @@ FORCE = "%%formalize answer --force\n42;"
 RESTORED = "%%formalize seed\n1;"
 DONE = "%%gate --requires seed\npass"
 GO, BACK = "%%gate go\npass", "%%gate back\npass"
+GROWTH = (10, 10_000)
+"""Facts (and as many gate steps, each with a cell id) of the runs the cell-id figures are at."""
+BASE = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+Growth = dict[int, tuple[dict[str, float], dict[str, float]]]
+"""Per run size: the per-cell medians, wall and CPU ms, by variant."""
 
 
-def shell_in(folder: Path) -> InteractiveShell:
+def shell_in(folder: Path, notebook: str = "bench.ipynb") -> InteractiveShell:
     config = Config()
     config.HistoryManager.hist_file = ":memory:"
     shell = InteractiveShell.instance(config=config)
     shell.display_pub = CapturingDisplayPublisher()
-    os.environ["SKILLNB_NOTEBOOK"] = str(folder / "bench.ipynb")
+    os.environ["SKILLNB_NOTEBOOK"] = str(folder / notebook)
     shell.run_line_magic("load_ext", "skillnb")
     shell.run_line_magic("config", 'SkillNB.verbosity = "quiet"')
     shell.run_line_magic("config", 'SkillNB.suggest = "off"')  # the plain cell is the floor
     return shell
 
 
-def run_cell(shell: InteractiveShell, code: str) -> None:
-    result = shell.run_cell(code, store_history=True)
+def run_cell(shell: InteractiveShell, code: str, cell_id: str | None = None) -> None:
+    result = shell.run_cell(code, store_history=True, cell_id=cell_id)
     result.raise_error()
     shell.display_pub.outputs.clear()  # type: ignore[attr-defined]
 
@@ -147,6 +164,58 @@ def cells(folder: Path, repeat: int) -> tuple[dict[str, float], dict[str, float]
     return results, cpu, {"formalize": len(forced), "gate": len(fired)}
 
 
+def grow(sidecar: Path, held: int, facts: int) -> None:
+    """Append facts ``held`` to ``facts`` (each with a gate step) to the run, as another writer.
+
+    Each fact and each step has a cell id of its own, as a notebook's cells give them.
+    """
+    stored = Fact(key="k", value=0, version=1, at=BASE).model_dump(mode="json")
+    store = SidecarStore(sidecar)
+    try:
+        drafts: list[EventDraft] = []
+        for n in range(held, facts):
+            fact = {**stored, "key": f"k{n}", "value": n, "cell_id": f"fact-{n}", "preview": str(n)}
+            step = {"key": f"gate:t{n}", "cell_id": f"step-{n}"}
+            drafts.append(EventDraft(type="fact.formalized", at=BASE, data={"fact": fact}))
+            drafts.append(EventDraft(type="step.started", at=BASE, data=step))
+            drafts.append(EventDraft(type="step.committed", at=BASE, data={"key": step["key"]}))
+        for start in range(0, len(drafts), 1000):
+            store.append(drafts[start : start + 1000], expected_version=store.head())
+    finally:
+        store.close()
+
+
+def growth(folder: Path, repeat: int) -> Growth:
+    """Per-cell medians (wall and CPU ms) with cell ids, on a run of each size in ``GROWTH``."""
+    shell = shell_in(folder, "growth.ipynb")
+    sidecar = folder / ".skillnb" / "growth"
+
+    def loop() -> None:  # two cells: each evaluates, runs its body and fires
+        run_cell(shell, GO, "cell-go")
+        run_cell(shell, BACK, "cell-back")
+
+    variants: dict[str, Callable[[], object]] = {
+        "plain cell": lambda: run_cell(shell, "x = 42\nx;", "cell-plain"),
+        "%%gate (fires, 2 cells)": loop,
+    }
+    figures: Growth = {}
+    held = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CapacityWarning)  # past the advised size on purpose
+        run_cell(shell, LOOP, "cell-loop")
+        for facts in GROWTH:
+            grow(sidecar, held, facts)
+            held = facts
+            loop()  # catches up with the other writer's events
+            walls, cpus = sample(variants, repeat)
+            for times in (walls, cpus):
+                times["%%gate (fires, per cell)"] = times.pop("%%gate (fires, 2 cells)") / 2
+            figures[facts] = (walls, cpus)
+    shell.run_line_magic("unload_ext", "skillnb")
+    InteractiveShell.clear_instance()
+    return figures
+
+
 STARTUP = """
 import time
 t0 = time.perf_counter()
@@ -196,7 +265,16 @@ def startup(folder: Path, repeat: int) -> dict[str, float]:
     }
 
 
-def headline(per_cell: dict[str, float], starts: dict[str, float] | None) -> list[Row]:
+def growth_over_plain(figures: Growth) -> list[float]:
+    """CPU ms a ``%%gate`` that fires takes over a plain cell, at each size in ``GROWTH``."""
+    return [cpu["%%gate (fires, per cell)"] - cpu["plain cell"] for _, cpu in figures.values()]
+
+
+def headline(
+    per_cell: dict[str, float],
+    starts: dict[str, float] | None,
+    grown: Growth | None = None,
+) -> list[Row]:
     """The rows for the summary table: each magic's overhead over a plain cell."""
     plain = per_cell["plain cell"]
     raw_f = per_cell["raw write+fsync (formalize bytes)"]
@@ -239,6 +317,19 @@ def headline(per_cell: dict[str, float], starts: dict[str, float] | None) -> lis
             baseline_name="plain cell",
         ),
     ]
+    if grown is not None:
+        small, large = growth_over_plain(grown)
+        rows.append(
+            row(
+                "cells",
+                f"%%gate fires, cell ids, {GROWTH[-1]:,} facts (cpu over plain)",
+                large,
+                "ms",
+                baseline=small,
+                baseline_name=f"same, {GROWTH[0]:,} facts",
+                target="<= 1.5",
+            )
+        )
     if starts is not None:
         rows.append(
             row(
@@ -270,6 +361,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         os.chdir(folder)
         try:
             per_cell, cpu, sizes = cells(folder, args.repeat)
+            grown = growth(folder, max(20, args.repeat // 4))
             starts = startup(folder, args.starts) if args.starts > 0 else None
         finally:
             os.chdir(home)
@@ -282,11 +374,18 @@ def main(argv: list[str] | None = None) -> list[Row]:
     for name, value in per_cell.items():
         print(f"  {name:<36} {value:9.3f} {cpu[name]:9.3f}")
     print(f"  (journal bytes per cell: formalize {sizes['formalize']}, gate {sizes['gate']})")
+    print("\nwith cell ids, by run size (facts, as many gate steps): wall / cpu (ms)")
+    for (facts, (walls, cpus)), over in zip(grown.items(), growth_over_plain(grown), strict=True):
+        print(
+            f"  {facts:>6,} facts: plain cell {walls['plain cell']:.3f} / {cpus['plain cell']:.3f}"
+            f", %%gate fires {walls['%%gate (fires, per cell)']:.3f}"
+            f" / {cpus['%%gate (fires, per cell)']:.3f}, cpu over plain {over:.3f}"
+        )
     if starts is not None:
         print(f"\nstart-up, median of {args.starts} fresh processes (ms)")
         for name, value in starts.items():
             print(f"  {name:<42} {value:9.1f}")
-    rows = headline(per_cell, starts)
+    rows = headline(per_cell, starts, grown)
     print()
     print(format_table(rows))
     return rows

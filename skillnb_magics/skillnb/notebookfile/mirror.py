@@ -35,6 +35,7 @@ from skillnb.core.contract.mirror import (
     MIRROR_VERSION,
     NotebookMirror,
 )
+from skillnb.core.runstate.cellindex import cell_index
 from skillnb.core.runstate.records import RunState
 from skillnb.core.source import source_hash
 from skillnb.errors import SkillnbWarning
@@ -202,14 +203,15 @@ def cell_magic(source: str) -> tuple[str, str] | None:
 def build_cell_mirror(run_state: RunState, cell: Mapping[str, Any]) -> dict[str, Any] | None:
     """``cell.metadata["skillnb"]`` for one code cell, or ``None`` when it is not a step cell.
 
-    A cell is matched to the run by its cell id first (recorded on facts and steps), then by
-    its ``%%formalize KEY`` / ``%%gate TRIGGER`` line.
+    A cell is matched to the run by its cell id first (recorded on facts and steps: the first
+    fact it recorded, else the first step not a ``formalize:`` one, found through the state's
+    :func:`~skillnb.core.runstate.cellindex.cell_index`), then by its ``%%formalize KEY`` /
+    ``%%gate TRIGGER`` line.
     """
-    cell_id = cell.get("id") if isinstance(cell.get("id"), str) else None
+    cell_id = cell.get("id")
+    fact_key, step_key = _by_cell_id(run_state, cell_id if isinstance(cell_id, str) else None)
     magic = cell_magic(cell_source(cell))
-    fact = None
-    if cell_id:
-        fact = next((f for f in run_state.facts.values() if f.cell_id == cell_id), None)
+    fact = run_state.facts[fact_key] if fact_key is not None else None
     if fact is None and magic is not None and magic[0] == "formalize":
         fact = run_state.facts.get(magic[1])
     if fact is not None:
@@ -220,8 +222,19 @@ def build_cell_mirror(run_state: RunState, cell: Mapping[str, Any]) -> dict[str,
             "source_hash": fact.source_hash,
             "status": step.status if step is not None else "committed",
         }
-    key = _gate_key(run_state, cell_id, magic)
+    key = step_key
+    if key is None and magic is not None and magic[0] == "gate":
+        key = magic[1]
     return _gate_cell_mirror(run_state, key, cell) if key is not None else None
+
+
+def _by_cell_id(run_state: RunState, cell_id: str | None) -> tuple[str | None, str | None]:
+    """The keys of the first fact and of the first gate step that cell ``cell_id`` recorded."""
+    if not cell_id:
+        return None, None
+    index = cell_index(run_state)
+    step_key = index.step_key(cell_id)
+    return index.fact_key(cell_id), run_state.steps[step_key].key if step_key is not None else None
 
 
 def _gate_cell_mirror(
@@ -246,16 +259,3 @@ def _gate_cell_mirror(
         "source_hash": recorded or source_hash(cell_source(cell)),
         "status": status,
     }
-
-
-def _gate_key(
-    run_state: RunState, cell_id: str | None, magic: tuple[str, str] | None
-) -> str | None:
-    """Return the step key of a gate cell: by cell id first, else from its ``%%gate`` line."""
-    if cell_id:
-        for step in run_state.steps.values():
-            if step.cell_id == cell_id and not step.key.startswith("formalize:"):
-                return step.key
-    if magic is None or magic[0] != "gate":
-        return None
-    return magic[1]

@@ -378,6 +378,8 @@ class RunState(_Record):
     _views: Any = PrivateAttr(default=None)
     """Indexes the views keep current (:mod:`skillnb.core.runstate.viewindex`): never persisted,
     never copied (a copy builds its own when asked)."""
+    _cells: Any = PrivateAttr(default=None)
+    """The facts and steps by cell id (:mod:`skillnb.core.runstate.cellindex`): like ``_views``."""
 
     def __eq__(self, other: object) -> bool:
         """Equal when the fields are: the derived private indexes are caches, not data."""

@@ -440,14 +440,14 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
     """
     if type(events) is list and len(events) == 1:  # one commit's event: nothing to defer
         return _apply_one(state, events[0])
-    views = state._views  # the view indexes are told what changed, if built
+    indexes = _indexes(state)  # the derived indexes are told what changed, if built
     facts: dict[str, Event] = {}  # the latest fact.formalized of each key, in first-seen order
     last: Event | None = None
     version = state.version
     done = [0]
     try:
         with gc_paused():  # many objects that stay alive: no cycles to collect
-            if isinstance(events, EventRecords) and views is None and events.seqs.step == 1:
+            if isinstance(events, EventRecords) and state._views is None and events.seqs.step == 1:
                 _fold_records(state, events, facts, done)  # builds only the events folds read
             else:
                 for event in events:
@@ -455,8 +455,8 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
                         raise MalformedEvent(f"event {event.seq} follows version {version}")
                     if not _defer_fact(facts, event):
                         _fold_one(state, event)
-                    if views is not None:
-                        views.note(event)
+                    for index in indexes:
+                        index.note(event)
                     version, last = event.seq, event
     finally:
         if done[0] and isinstance(events, EventRecords):
@@ -472,6 +472,14 @@ def apply_all(state: RunState, events: Iterable[Event]) -> RunState:
     return state
 
 
+def _indexes(state: RunState) -> list[Any]:
+    """The indexes built on ``state`` (:attr:`RunState._views`, :attr:`RunState._cells`)."""
+    private = state.__pydantic_private__  # attribute access to it goes through __getattr__
+    if not private:
+        return []
+    return [index for index in (private.get("_views"), private.get("_cells")) if index is not None]
+
+
 def _fold_records(
     state: RunState, events: EventRecords, facts: dict[str, Event], done: list[int]
 ) -> None:
@@ -481,7 +489,7 @@ def _fold_records(
     is built only when a fold reads it: a fact's latest version, an event of a type that
     changes the state and is not folded from its data alone. The commonest events are
     folded straight from the columns (:func:`~skillnb.core.runstate.columnfold.fold_columns`); the
-    rest here, one at a time.
+    rest here, one at a time. A cell index reads what changed from the columns.
     """
     first = state.version
     if events and events.seqs[0] != first + 1:
@@ -502,6 +510,8 @@ def _fold_records(
         fold_columns(state, events, latest, done, fold_at)
     finally:
         facts.update((key, events[i]) for key, i in latest.items())
+        if (cells := state._cells) is not None:  # noting one not folded is harmless: see sync
+            cells.note_columns(events.types, events.data)
 
 
 def _apply_one(state: RunState, event: Event) -> RunState:
@@ -510,9 +520,11 @@ def _apply_one(state: RunState, event: Event) -> RunState:
         raise MalformedEvent(f"event {event.seq} follows version {state.version}")
     _fold_one(state, event)  # raises before anything below: the state stays as it was
     private = state.__pydantic_private__  # attribute access to it goes through __getattr__
-    views = private.get("_views") if private else None
-    if views is not None:
-        views.note(event)
+    if private:
+        if (views := private.get("_views")) is not None:
+            views.note(event)
+        if (cells := private.get("_cells")) is not None:
+            cells.note(event)
     changed = {
         "version": event.seq,
         "updated_at": event.at,
