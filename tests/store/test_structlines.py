@@ -18,7 +18,7 @@ from skillnb.core.runstate.records import EventDraft, Fact, RunState
 from skillnb.core.runstate.state import apply_all
 from skillnb.errors import StoreCorrupted
 from skillnb.store import SidecarStore
-from skillnb.store.sidecar import bulklines, structlines
+from skillnb.store.sidecar import bulklines, heldfacts, structlines
 from skillnb.store.sidecar.journal import Scan, scan
 
 pytestmark = pytest.mark.skipif(not structlines.HAVE_MSGSPEC, reason="msgspec is not installed")
@@ -80,16 +80,23 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many lines msgspec decoded (the bulk reader's struct path was taken)."""
+    """How many lines msgspec decoded (the bulk reader's struct path was taken).
+
+    Fact lines count too: their data are held unbuilt (see ``test_heldfacts.py``), each line
+    decoded into its own struct.
+    """
     calls = [0]
-    decode = structlines.decode_line
-    assert decode is not None
 
-    def counting(line: bytes) -> Any:
-        calls[0] += 1
-        return decode(line)
+    def counting(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+        def counted(line: bytes) -> Any:
+            calls[0] += 1
+            return decode(line)
 
-    monkeypatch.setattr(structlines, "decode_line", counting)
+        return counted
+
+    assert structlines.decode_line is not None
+    monkeypatch.setattr(structlines, "decode_line", counting(structlines.decode_line))
+    monkeypatch.setattr(heldfacts, "_decode_fact", counting(heldfacts._decode_fact))
     return calls
 
 
