@@ -109,7 +109,7 @@ class SkillnbMagics(Magics):
     ) -> Any:
         """Run ``body`` in this cell; remember its error, which IPython has shown."""
         session = self.session
-        session.depth += 1  # as session.nested(), without a generator per cell
+        session.depth += 1  # a cell run inside this one: its events are not cells
         try:
             return cellexec.execute(session.shell, body, capture=capture, var=var)
         except SkillnbError:

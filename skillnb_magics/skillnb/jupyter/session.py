@@ -120,6 +120,7 @@ class NotebookSession:
         self.cell_id: str | None = None
         self.cell_source = ""
         self.depth = 0
+        """How many cells a magic runs inside the current one (their events are not cells)."""
         self._run: Run | None = None
         self._held: HeldRun | None = None
         self._unsubscribe: Any = None
@@ -507,15 +508,6 @@ class NotebookSession:
         if notebook is None or notebook["version"] != self._run.journal.state.version:
             notebook, _ = mirrors(self._run, None, None)
         self.channel.send({"v": 1, "notebook": notebook, "cell_id": cell_id, "cell": cell})
-
-    @contextmanager
-    def nested(self) -> Iterator[None]:
-        """Mark a cell that a magic runs inside the current one (its events are not cells)."""
-        self.depth += 1
-        try:
-            yield
-        finally:
-            self.depth -= 1
 
     # -- outputs ---------------------------------------------------------------------------
     def show(self, output: Output, *, source: str | None = None) -> None:

@@ -73,7 +73,7 @@ def held_columns(
 ) -> Held | None:
     """The columns of ``lines`` (``chunk`` split), the facts among them held, or ``None``.
 
-    ``None``: no line is a fact, the chunk is not ASCII, or a line is not a plain event of
+    ``None``: no line is a fact, the chunk is not UTF-8, or a line is not a plain event of
     ``version`` numbered ``seq``, ``seq + 1``, ... (or is refused): read the chunk with
     :func:`~skillnb.store.sidecar.structlines.struct_columns` then.
     """
