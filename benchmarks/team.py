@@ -48,10 +48,8 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,103 +57,16 @@ import pgserver
 import psycopg
 
 from _table import Row, format_table, row
+from _team_writer import EVENTS, WAITING_EVERY, fact_event, run_events, write_runs
 from skillnb.cli.main import main as skillnb
-from skillnb.core.runstate.records import EventDraft
 from skillnb.store.postgres.schema import upgrade
 from skillnb.store.postgres.store import PostgresStore
 
-_EVENTS = 100
-_CHUNK = 25
-_WAITING_EVERY = 50  # 2 %
 _POPULATE_LIMIT = 1800.0  # seconds for one writer's share of the runs: past it, an error
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _fact(key: str, n: int) -> EventDraft:
-    fact = {
-        "key": key,
-        "value": {"n": n, "note": "x" * 40},
-        "encoding": "json",
-        "restorable": True,
-        "kind": "data",
-        "version": n,
-        "at": _now().isoformat(),
-    }
-    return EventDraft(type="fact.formalized", at=_now(), data={"fact": fact})
-
-
-def _approval(seq_hint: int) -> dict[str, Any]:
-    return {
-        "id": uuid.uuid4().hex[:10],
-        "gate": "publish_ok",
-        "trigger": "publish",
-        "message": "Publish the weekly report?",
-        "state": "review",
-        "requested_seq": seq_hint,
-        "requested_at": _now().isoformat(),
-    }
-
-
-def run_events(index: int, count: int = _EVENTS, every: int = _WAITING_EVERY) -> list[EventDraft]:
-    """The ``count`` events of run ``index``: facts, transitions, a batch, an approval.
-
-    Every ``every``-th run is left waiting for the approval; the others had it approved.
-    """
-    at = _now()
-    waiting = index % every == 0
-    head = [
-        EventDraft(type="run.created", at=at, data={"run_id": uuid.uuid4().hex[:12]}),
-        EventDraft(
-            type="workflow.bound",
-            at=at,
-            data={"workflow": "weekly", "hash": "h" * 16, "initial": "draft"},
-        ),
-        EventDraft(type="batch.declared", at=at, data={"batch": "files", "items": ["a", "b"]}),
-        EventDraft(type="batch.item_done", at=at, data={"batch": "files", "item": "a"}),
-        EventDraft(
-            type="transition.fired",
-            at=at,
-            data={"trigger": "submit", "from": "draft", "to": "review"},
-        ),
-    ]
-    approval = _approval(len(head) + 1)
-    tail = [EventDraft(type="approval.requested", at=at, data={"approval": approval})]
-    if not waiting:
-        tail += [
-            EventDraft(
-                type="approval.decided",
-                at=at,
-                data={"id": approval["id"], "status": "approved", "by": "ann"},
-            ),
-            EventDraft(
-                type="transition.fired",
-                at=at,
-                data={"trigger": "publish", "from": "review", "to": "done"},
-            ),
-        ]
-    facts = [_fact(f"k{n % 10}", n) for n in range(count - len(head) - len(tail))]
-    return head + facts[: len(facts) // 2] + tail + facts[len(facts) // 2 :]
-
-
-def write_runs(job: tuple[str, str, list[int], int]) -> int:
-    """Write the runs numbered ``indexes`` (a writer process); return how many events."""
-    url, prefix, indexes, every = job
-    written = 0
-    for index in indexes:
-        store = PostgresStore(url, f"{prefix}/{index:05d}")
-        events = run_events(index, every=every)
-        for at in range(0, len(events), _CHUNK):
-            store.append(events[at : at + _CHUNK], expected_version=at)
-            written += len(events[at : at + _CHUNK])
-        store.close()
-    return written
-
-
 def populate(
-    url: str, prefix: str, runs: int, writers: int = 4, every: int = _WAITING_EVERY
+    url: str, prefix: str, runs: int, writers: int = 4, every: int = WAITING_EVERY
 ) -> float:
     """Write ``runs`` runs with ``writers`` processes; return the seconds it took.
 
@@ -205,7 +116,7 @@ def _appender(url: str, prefix: str, runs: int) -> Callable[[int], None]:
 
     def write(n: int) -> None:
         i = n % len(stores)
-        stores[i].append([_fact("extra", n)], expected_version=heads[i])
+        stores[i].append([fact_event("extra", n)], expected_version=heads[i])
         heads[i] += 1
 
     return write
@@ -219,7 +130,7 @@ def _opener(url: str, prefix: str, runs: int) -> Callable[[int], None]:
     def open_one(_n: int) -> None:
         name = f"{prefix}/{rng.randrange(runs):05d}"
         with open_run(store=url, name=name, memory=False) as run:
-            assert run.version >= _EVENTS
+            assert run.version >= EVENTS
 
     return open_one
 
@@ -284,7 +195,7 @@ def _postgres(runs: int, writes: int) -> list[Row]:
         waits_url = _database(server, "waits")
         populate(small_url, "weekly", 10)
         populate(big_url, "weekly", runs)
-        waiting = len(range(0, runs, _WAITING_EVERY))
+        waiting = len(range(0, runs, WAITING_EVERY))
         populate(waits_url, "weekly", waiting, every=1)  # as many waiting, and nothing else
         with psycopg.connect(big_url, autocommit=True) as conn:
             conn.execute("ANALYZE")

@@ -41,12 +41,14 @@ def test_alone_a_commit_reads_the_journal_once_under_the_lock(two: tuple[Run, Ru
     first, _ = two
     first.formalize("a", 1)
     seen = _versions_at_lock(first)
-    before = first.journal.store._tail.refresh  # type: ignore[attr-defined]
-    looks: list[int] = []
-    first.journal.store._tail.refresh = lambda: (looks.append(1), before())[1]  # type: ignore[attr-defined]
+    tail = first.journal.store._tail  # type: ignore[attr-defined]
+    looks: list[str] = []
+    for name in ("refresh", "unchanged"):  # a catch-up, or the one lstat that finds no news
+        method = getattr(tail, name)
+        setattr(tail, name, lambda m=method, n=name: (looks.append(n), m())[1])
     first.formalize("a", 2)
     assert set(seen) == {3}  # run.created, seed, a=1 (the append re-enters the lock)
-    assert len(looks) == 1  # the one under the lock
+    assert looks == ["unchanged"]  # the one look, under the lock
 
 
 def test_with_others_writing_a_commit_catches_up_before_the_lock(two: tuple[Run, Run]) -> None:

@@ -18,7 +18,7 @@ from skillnb.core.limits import InvalidName
 from skillnb.core.runstate.records import Fact, json_time
 from skillnb.errors import SkillnbError
 from skillnb.run import open_run
-from skillnb.service import journal as journal_module
+from skillnb.service import clock as clock_module
 from skillnb.store.codec import values as codec
 
 VALUES: list[Any] = [
@@ -120,11 +120,11 @@ def paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The process's local zone is Europe/Paris for the test."""
     monkeypatch.setenv("TZ", "Europe/Paris")
     time_module.tzset()
-    monkeypatch.setattr(journal_module, "_zone_until", 0.0)
+    monkeypatch.setattr(clock_module, "_zone_until", 0.0)
     yield
     monkeypatch.undo()
     time_module.tzset()
-    journal_module._zone_until = 0.0
+    clock_module._zone_until = 0.0
 
 
 @pytest.mark.usefixtures("paris")
@@ -132,8 +132,8 @@ def test_the_default_clock_follows_daylight_saving_time(monkeypatch: pytest.Monk
     """The local offset is looked up once a minute and changes on the minute it changes."""
     switch = datetime(2026, 3, 29, 1, 0, tzinfo=UTC).timestamp()  # Paris: +01:00 -> +02:00
     for delta, offset in [(-0.5, 1), (-30.0, 1), (0.0, 2), (0.5, 2), (59.9, 2), (-0.25, 1)]:
-        monkeypatch.setattr(journal_module.time, "time", lambda d=delta: switch + d)
-        moment = journal_module.now()
+        monkeypatch.setattr(clock_module.time, "time", lambda d=delta: switch + d)
+        moment = clock_module.now()
         assert moment.utcoffset() == timedelta(hours=offset), delta
         assert moment.timestamp() == pytest.approx(switch + delta, abs=1e-6)
         assert moment == datetime.fromtimestamp(switch + delta, UTC).astimezone()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from skillnb.errors import SkillnbWarning
 
@@ -40,6 +41,14 @@ class Limits:
     def __post_init__(self) -> None:
         if self.max_facts < 1 or self.max_bytes < 1 or not 0 < self.warn_at <= 1:
             raise ValueError(f"limits must be positive and warn_at in (0, 1]: {self}")
+
+    @cached_property
+    def calm(self) -> tuple[float, float, int]:
+        """What :func:`well_within` compares usage with, worked out once (every commit asks).
+
+        Facts and snapshot bytes below the first two, live bytes at most the third.
+        """
+        return self.warn_at * self.max_facts, self.warn_at * self.max_bytes, self.max_bytes
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Limits:
@@ -107,10 +116,11 @@ def well_within(limits: Limits, facts: int, live_bytes: int | None, snapshot_byt
 
     What a commit asks first, without building a :class:`Usage` (the usual answer).
     """
+    facts_below, bytes_below, live_at_most = limits.calm
     return (
-        facts < limits.warn_at * limits.max_facts
-        and snapshot_bytes < limits.warn_at * limits.max_bytes
-        and (live_bytes is None or live_bytes <= limits.max_bytes)
+        facts < facts_below
+        and snapshot_bytes < bytes_below
+        and (live_bytes is None or live_bytes <= live_at_most)
     )
 
 

@@ -58,7 +58,7 @@ def approver(user: object, env: Mapping[str, str]) -> Approver:
     name = _text(user, "name") or username
     if username and not _ANONYMOUS.match(name):
         return Approver(username, _text(user, "display_name") or name, "server")
-    from skillnb.service.journal import default_user
+    from skillnb.service.clock import default_user
 
     fallback = default_user(env)
     return Approver(fallback, fallback, "run")

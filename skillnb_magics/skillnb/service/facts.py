@@ -20,6 +20,7 @@ from skillnb.core.runstate.records import (
     CheckedDraft,
     EventDraft,
     Fact,
+    FactDraft,
     FactKind,
     RunState,
     json_time,
@@ -85,8 +86,8 @@ def write_fact(
             "preview": encoded.preview,
         }
         # Strict JSON: a plain value, or what the codec's strict encoder wrote (made plain).
-        drafted = (
-            CheckedDraft.of("fact.formalized", at, {"fact": fact})
+        drafted = (  # with the fact folding it builds, when it commits as the next event
+            FactDraft.of_fact(at, fact, state.version + 1)
             if type(at) is datetime  # what validating would keep as it is
             else CheckedDraft(type="fact.formalized", at=at, data={"fact": fact})
         )

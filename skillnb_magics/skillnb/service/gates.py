@@ -448,7 +448,7 @@ class Gates:
                 drafts.append(steps.committed_draft(cell.key))
             return drafts
 
-        events = journal.commit(make)
+        events = journal.commit(make, speculative=True)  # make has no effects
         fired = next((e for e in events if e.type == "transition.fired"), None)
         if fired is not None:
             summary = f"{fired.data['trigger']}: {fired.data['from']} → {fired.data['to']}"

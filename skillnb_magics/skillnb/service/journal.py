@@ -10,23 +10,21 @@ receive it; none of them knows about :class:`skillnb.run.Run`.
 
 from __future__ import annotations
 
-import getpass
 import secrets
 import threading
-import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillnb.core.capacity import CapacityWarning, Limits, due
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
-from skillnb.core.runstate.eventrecords import EventRecords
+from skillnb.core.runstate.eventrecords import first_of_type
 from skillnb.core.runstate.records import Event, EventDraft, Fact, JsonValue, RunState, replaced
-from skillnb.core.runstate.state import MalformedEvent, apply_all
+from skillnb.core.runstate.state import MalformedEvent, apply_all, apply_written
 from skillnb.core.workflow.model import Workflow
 from skillnb.errors import (
     ConflictError,
@@ -37,6 +35,8 @@ from skillnb.errors import (
     StoreCorrupted,
     not_writable,
 )
+from skillnb.service.clock import default_user, now
+from skillnb.service.factvalues import FactValues
 from skillnb.service.skillfeed import SkillFeed
 from skillnb.store.codec import values as codec
 from skillnb.store.protocol import Store
@@ -44,7 +44,7 @@ from skillnb.store.protocol import Store
 if TYPE_CHECKING:
     from skillnb.skillmemory import SkillMemory
 
-__all__ = ["Clock", "JournalListener", "ListenerWarning", "RunJournal", "default_user"]
+__all__ = ["Clock", "JournalListener", "ListenerWarning", "RunJournal"]
 
 Clock = Callable[[], datetime]
 JournalListener = Callable[[list[Event]], None]
@@ -57,40 +57,10 @@ _SPECULATIONS = 3
 """Tries of a speculative commit before it waits for the lock (see :meth:`RunJournal.commit`)."""
 
 
-def now() -> datetime:
-    """The current local time, timezone-aware (the default clock).
-
-    The local zone's offset is looked up once a minute: offsets change only at whole minutes
-    (daylight saving time starts and ends on the hour or half hour), so within one minute
-    the offset found at its start holds.
-    """
-    global _zone, _zone_until  # a cache of the process's local offset
-    moment = time.time()
-    if not _zone_until - 60.0 <= moment < _zone_until:
-        _zone = datetime.fromtimestamp(moment, UTC).astimezone().tzinfo or UTC
-        _zone_until = (moment // 60.0 + 1.0) * 60.0
-    return datetime.fromtimestamp(moment, _zone)
-
-
-_zone: tzinfo = UTC
-_zone_until = 0.0
-
-
 def _offered(store: Store, name: str) -> Any:
     """The store's optional method ``name``, or ``None`` when it offers none."""
     method = getattr(store, name, None)
     return method if callable(method) else None
-
-
-def default_user(env: Mapping[str, str]) -> str:
-    """Who approvals and milestones are attributed to: ``$SKILLNB_USER`` or the OS user."""
-    name = env.get("SKILLNB_USER")
-    if name:
-        return name
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 class ListenerWarning(SkillnbWarning):
@@ -152,6 +122,9 @@ class RunJournal:
         )
         self._sizes = (_offered(store, "live_bytes"), _offered(store, "snapshot_bytes"))
         self._usage: Callable[[], tuple[int, int]] | None = _offered(store, "usage_bytes")
+        self._append_current: Callable[..., list[Event] | None] | None = _offered(
+            store, "append_current"
+        )
         self.state = RunState(run_id="")
         """The live folded state (read-only by contract; call :meth:`refresh` first)."""
         self.reload()
@@ -197,7 +170,7 @@ class RunJournal:
             raise StoreCorrupted(self.store.location, str(exc)) from exc
         finally:
             if not self.state.run_id:
-                created = _first_created(folded)
+                created = first_of_type(folded, "run.created")
                 if created is not None:
                     self.state.run_id = str(created.data.get("run_id", ""))
             self._recent.extend(folded[-RECENT:])
@@ -304,7 +277,9 @@ class RunJournal:
         ``speculative=True`` (for a ``make`` without side effects, which may be called twice)
         lets a store that offers ``speculate()`` skip the lock and the catch-up when it
         believes it saw the head last: the append's compare-and-swap checks that belief, and
-        when it was wrong nothing is written and the commit runs again the usual way.
+        when it was wrong nothing is written and the commit runs again the usual way. A store
+        that offers ``append_current`` (the sidecar) skips the catch-up alone: ``make`` sees
+        the state as last folded, and the append is made only if nothing changed since.
 
         Raises:
             ConflictError: ``expected_version`` is given and is not the latest version.
@@ -312,6 +287,10 @@ class RunJournal:
         """
         with self._mutex:
             try:
+                if speculative and self._append_current is not None and not self._shared:
+                    current = self._commit_current(make, expected_version, sync)
+                    if current is not None:
+                        return current
                 return self._commit(make, expected_version, sync, speculative)
             except StateNotWritable:
                 raise
@@ -383,18 +362,61 @@ class RunJournal:
             if created:
                 drafts = [self.draft("run.created", run_id=self.new_id), *drafts]
             events = self.store.append(drafts, expected_version=version, sync=sync)
-            self._fold(events)
-            due: Mapping[str, str] = {}
-            if sync:  # a marker's few bytes are counted with the durable append after it
-                compact, due = self._capacity()
-                if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
-                    self.compact_locked()
+            due = self._folded(events, sync, drafts)
         if due:  # asked here, not inside: each call runs cold after the fsync
             self._warn(due)
         mine = events[1:] if created else events  # the implicit run.created is nobody's news
         if self._listeners:
             self._notify(mine)
         return mine
+
+    def _commit_current(
+        self, make: Callable[[RunState], list[EventDraft]], expected_version: int | None, sync: bool
+    ) -> list[Event] | None:
+        """:meth:`commit` on the state as last folded, no catch-up first; ``None``: not done.
+
+        The store's ``append_current`` finds, under the lock, whether anything changed since
+        (another writer, a compaction): then nothing is written and the usual path catches up
+        and asks ``make`` again, as it does when ``make`` writes nothing or refuses here.
+        """
+        state, append = self.state, self._append_current
+        version = state.version
+        if not version or append is None or self._closed or self._replaced is not None:
+            return None  # a run to create, or one to find unusable: the usual path
+        if expected_version is not None and expected_version != version:
+            return None  # perhaps only our view is old: the usual path decides
+        try:
+            drafts = make(state)
+        except Exception:  # noqa: BLE001  # refused on what may be old news: asked again
+            return None
+        if not drafts:
+            return None  # nothing to write, by the latest state only: the usual path looks
+        with self.store.lock():
+            events = append(drafts, version, state.run_id, sync=sync)
+            if events is None:
+                return None
+            due = self._folded(events, sync, drafts)
+        if due:
+            self._warn(due)
+        if self._listeners:
+            self._notify(events)
+        return events
+
+    def _folded(
+        self, events: list[Event], sync: bool, drafts: Sequence[EventDraft]
+    ) -> Mapping[str, str]:
+        """Fold this commit's ``events``, compact if due; the capacity warnings due (lock held)."""
+        if apply_written(self.state, events, drafts):  # a fact write's fact, folded as it is
+            self._recent.append(events[0])
+            self._tail += 1
+        else:
+            self._fold(events)
+        due: Mapping[str, str] = {}
+        if sync:  # a marker's few bytes are counted with the durable append after it
+            compact, due = self._capacity()
+            if compact or self._tail > _COMPACT_AFTER + len(self.state.facts):
+                self.compact_locked()
+        return due
 
     def _commit_speculative(
         self,
@@ -448,6 +470,9 @@ class RunJournal:
             live, snap = self._sizes
             live_bytes = live() if live is not None else None
             snapshot_bytes = snap() if snap is not None else 0
+        below, bytes_below, live_at_most = self.limits.calm  # well_within, inline: no calls
+        if facts < below and snapshot_bytes < bytes_below and (live_bytes or 0) <= live_at_most:
+            return False, {}  # the usual answer (each call costs most just after the fsync)
         return due(self.limits, facts, live_bytes, snapshot_bytes, self._warned)
 
     def _warn(self, due: Mapping[str, str]) -> None:
@@ -505,13 +530,12 @@ class RunJournal:
 
     def codec_options(self) -> dict[str, Any]:
         """Keyword arguments for :func:`skillnb.store.codec.values.encode`."""
-        if self._blob_threshold is None:
-            return {}
-        return {"blob_threshold": self._blob_threshold}
+        threshold = self._blob_threshold
+        return {} if threshold is None else {"blob_threshold": threshold}
 
     def values(self) -> Mapping[str, Any]:
         """Fact values by key, decoded lazily (what check expressions and gates read)."""
-        return FactValues(self, self.refresh())
+        return FactValues(self.decode, self.refresh())
 
     def folded_after(self, version: int) -> list[Event] | None:
         """The events after ``version`` folded into :attr:`state`, from memory, no catch-up.
@@ -569,30 +593,3 @@ class RunJournal:
     def append_drafts(self, drafts: Sequence[EventDraft]) -> list[Event]:
         """Append prepared events as they are (low level: rebuilding a run from a notebook)."""
         return self.commit(lambda _s: list(drafts))
-
-
-def _first_created(events: Sequence[Event]) -> Event | None:
-    """The first ``run.created`` among ``events``, found without building the others."""
-    if isinstance(events, EventRecords):  # the columns: look the type up, build one event
-        try:
-            return events[events.types.index("run.created")]
-        except ValueError:
-            return None
-    return next((e for e in events if e.type == "run.created"), None)
-
-
-class FactValues(Mapping[str, Any]):
-    """A read-only mapping of fact values, decoded on first access."""
-
-    def __init__(self, journal: RunJournal, state: RunState) -> None:
-        self._journal = journal
-        self._facts = state.facts
-
-    def __getitem__(self, key: str) -> Any:
-        return self._journal.decode(self._facts[key]).value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._facts)
-
-    def __len__(self) -> int:
-        return len(self._facts)

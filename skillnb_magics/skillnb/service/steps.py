@@ -117,8 +117,8 @@ class Steps:
 
         # Not fsynced: the marker survives a crash of this process (the case it is for), and
         # the step's commit, which is fsynced, makes it durable with the result. Another
-        # process sees it at once: the page cache is shared.
-        return bool(self.journal.commit(make, sync=False))
+        # process sees it at once: the page cache is shared. ``make`` has no effects.
+        return bool(self.journal.commit(make, sync=False, speculative=True))
 
     def run_body(self, key: str, body: Callable[[], T]) -> T:
         """Run ``body`` of claimed step ``key``, renewing the claim; record a failure."""
@@ -308,7 +308,7 @@ def formalize_step(  # the options of a formalized cell, all keywords
     result, value = steps.run_body(skey, run)
     committed = steps.committed_draft(skey, inputs or {})
     if force and existing is not None and _same_value(journal, existing, value):
-        journal.commit(lambda _s: [committed])
+        journal.commit(lambda _s: [committed], speculative=True)
         return FormalizeOutcome(
             status="unchanged", fact=journal.decode(existing), result=result, value=value
         )

@@ -23,7 +23,14 @@ from typing import Any, overload
 
 from skillnb.core.runstate.records import RECORD_VERSION, Event, EventDraft
 
-__all__ = ["EventRecords", "HeldData", "as_list", "event_from_draft", "event_from_record"]
+__all__ = [
+    "EventRecords",
+    "HeldData",
+    "as_list",
+    "event_from_draft",
+    "event_from_record",
+    "first_of_type",
+]
 
 _FIELDS_SET = {"v", "seq", "type", "at", "data"}
 _new = object.__new__
@@ -198,3 +205,13 @@ class EventRecords(Sequence[Event]):
 def as_list(events: Sequence[Event]) -> list[Event]:
     """``events`` as a list (the same list when it is one)."""
     return events if isinstance(events, list) else list(events)
+
+
+def first_of_type(events: Sequence[Event], type_: str) -> Event | None:
+    """The first event of type ``type_`` among ``events``, found without building the others."""
+    if isinstance(events, EventRecords):  # the columns: look the type up, build one event
+        try:
+            return events[events.types.index(type_)]
+        except ValueError:
+            return None
+    return next((e for e in events if e.type == type_), None)

@@ -36,6 +36,7 @@ from skillnb.core.runstate.parts import (
 )
 
 __all__ = [
+    "CHECKED_DRAFTS",
     "FACT_KINDS",
     "RECORD_VERSION",
     "Approval",
@@ -45,6 +46,7 @@ __all__ = [
     "Event",
     "EventDraft",
     "Fact",
+    "FactDraft",
     "FactKind",
     "Firing",
     "FollowUp",
@@ -211,6 +213,42 @@ class CheckedDraft(EventDraft):
         return built(cls, {"type": type_, "at": at, "data": data}, _DRAFT_FIELDS)
 
 
+class FactDraft(CheckedDraft):
+    """The ``fact.formalized`` draft of one fact, holding that :class:`Fact` as folded.
+
+    :func:`skillnb.service.facts.write_fact` makes these, so that its journal folds the fact
+    it holds instead of reading it back from the record (each step right after the fsync runs
+    cold). Encoded as any :class:`CheckedDraft` is.
+    """
+
+    _fact: Fact | None = PrivateAttr(default=None)
+
+    @classmethod
+    def of_fact(cls, at: datetime, record: dict[str, Any], seq: int) -> FactDraft:
+        """The draft of fact ``record`` committed as event ``seq``, and that fact.
+
+        ``record`` is what ``Fact(...).model_dump(mode="json")`` gives, every field of its
+        exact type, its key and note what ``check_event`` accepts (its writer checked them:
+        a store does not look again): the fact is then what :func:`stored_fact` of the
+        record builds, time included (parsed from the record, as a reader parses it).
+        """
+        data = {"fact": record}
+        draft = built(cls, {"type": "fact.formalized", "at": at, "data": data}, _DRAFT_FIELDS)
+        fields = record.copy()
+        fields["seq"] = seq
+        fields["at"] = _parse_time(record["at"])
+        _set(draft, "__pydantic_private__", {"_fact": built(Fact, fields, _FACT_FIELDS)})
+        return draft
+
+    def fact_as(self, seq: int) -> Fact | None:
+        """The fact this draft holds, if made for event ``seq`` (``None``: fold the record)."""
+        private = self.__pydantic_private__
+        fact = private.get("_fact") if private else None
+        return fact if fact is not None and fact.seq == seq else None
+
+
+CHECKED_DRAFTS = frozenset((CheckedDraft, FactDraft))
+"""The draft classes whose data is strict JSON (a store asks ``type(draft) in CHECKED_DRAFTS``)."""
 _DRAFT_FIELDS = frozenset(("type", "at", "data"))
 _new = object.__new__
 _set = object.__setattr__

@@ -51,7 +51,7 @@ change nothing in the state.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,7 +67,9 @@ from skillnb.core.runstate.records import (
     Batch,
     Claim,
     Event,
+    EventDraft,
     Fact,
+    FactDraft,
     Firing,
     FollowUp,
     GateReport,
@@ -80,7 +82,7 @@ from skillnb.core.runstate.records import (
     stored_fact,
 )
 
-__all__ = ["MalformedEvent", "apply", "apply_all", "state_entry_seq"]
+__all__ = ["MalformedEvent", "apply", "apply_all", "apply_written", "state_entry_seq"]
 
 
 _Fold = Callable[[RunState, Event], None]
@@ -519,6 +521,30 @@ def _apply_one(state: RunState, event: Event) -> RunState:
     if event.seq != state.version + 1:
         raise MalformedEvent(f"event {event.seq} follows version {state.version}")
     _fold_one(state, event)  # raises before anything below: the state stays as it was
+    return _applied(state, event)
+
+
+def apply_written(state: RunState, events: Sequence[Event], drafts: Sequence[EventDraft]) -> bool:
+    """:func:`apply_all` of ``events`` for their writer, when they are one fact's event.
+
+    That is one ``fact.formalized`` event committed from a
+    :class:`~skillnb.core.runstate.records.FactDraft`, which holds the :class:`Fact` folding
+    its record builds: the same state, without reading the record back. ``False``: not such
+    a commit, nothing folded (fold them with :func:`apply_all`).
+    """
+    if len(events) != 1 or len(drafts) != 1 or not state.run_id:
+        return False
+    draft, event = drafts[0], events[0]
+    fact = draft.fact_as(event.seq) if type(draft) is FactDraft else None
+    if fact is None or event.seq != state.version + 1:
+        return False
+    state.facts[fact.key] = fact
+    _applied(state, event)
+    return True
+
+
+def _applied(state: RunState, event: Event) -> RunState:
+    """What folding ``event`` (just folded) changes besides its own fold: indexes, version."""
     private = state.__pydantic_private__  # attribute access to it goes through __getattr__
     if private:
         if (views := private.get("_views")) is not None:

@@ -24,12 +24,13 @@ the title clipped.
 from __future__ import annotations
 
 import json
+import operator
 import re
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, overload
+from typing import Any
+
+from skillnb.core.views.fitting import NAMED, Group, Lazy, Plan
 
 __all__ = ["DATA_LABEL", "LINE_MIN", "TITLE", "facts_needed", "render_summary"]
 
@@ -44,9 +45,6 @@ _FACT_RANKS = {"decision": 5, "constraint": 6, "data": 10, "summary": 9, "note":
 _FACT = ("fact", "facts")
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _TOKEN = re.compile(r"[\w.:/@+\-]+")
-_TICKS = re.compile("`+")
-_MIN_FENCE = 3
-_NAMED = 5  # kinds of omitted lines named in the omitted line; the rest are counted together
 _SECONDS = re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)\.\d+")
 LINE_MIN = 12
 """The fewest characters a fact line costs in the block (``- k (v1) = `` and its newline)."""
@@ -107,48 +105,7 @@ def _time(value: Any) -> float:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
-def _count(n: int, noun: tuple[str, str]) -> str:
-    return f"{n:,} {noun[0] if n == 1 else noun[1]}"
-
-
 # -- sections --------------------------------------------------------------------------------
-class _Lazy(Sequence[str]):
-    """Lines formatted from rows on first use: a budget reads only the lines it considers."""
-
-    def __init__(self, rows: Sequence[Any], render: Callable[[Any], str]) -> None:
-        self._rows, self._render = rows, render
-        self._done: dict[int, str] = {}
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        line = self._done.get(i)
-        if line is None:
-            line = self._done[i] = self._render(self._rows[i])
-        return line
-
-
-@dataclass
-class _Group:
-    """Lines of one section in display order, and the order in which to keep them."""
-
-    rank: int
-    header: str | None
-    noun: tuple[str, str]
-    lines: Sequence[str] = field(default_factory=list)
-    priority: list[int] | None = None
-    """Indices into ``lines``, most important first (``None``: display order)."""
-    hidden: int = 0
-    """Lines of this section the view left out (``fact_counts``): counted, never shown."""
-
-
 def _names(values: Any) -> str:
     """Render recorded names, comma-separated, within about ``_LIST`` characters."""
     text = ""
@@ -186,10 +143,15 @@ def _id(value: Any) -> str:
 
 def _rows(view: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     rows = view.get(key) or []
+    if type(rows) is list and set(map(type, rows)) <= _DICT:  # a view's own rows: C speed
+        return list(rows)
     return [r for r in rows if isinstance(r, Mapping)]
 
 
-def _header_group(view: Mapping[str, Any]) -> _Group:
+_DICT = frozenset((dict,))
+
+
+def _header_group(view: Mapping[str, Any]) -> Group:
     lines = [
         f"state: {_name(view.get('state'))}",
         f"workflow: {_name(view.get('workflow'))}",
@@ -205,10 +167,10 @@ def _header_group(view: Mapping[str, Any]) -> _Group:
     if states:
         visited = ", ".join(_name(s) for s in view.get("visited") or [])
         lines.append(_text(f"states: {', '.join(states)}; visited: {visited or '(none)'}", 400))
-    return _Group(0, None, ("run detail", "run details"), lines)
+    return Group(0, None, ("run detail", "run details"), lines)
 
 
-def _pending_group(view: Mapping[str, Any]) -> _Group:
+def _pending_group(view: Mapping[str, Any]) -> Group:
     rows = sorted(
         _rows(view, "pending"), key=lambda a: (_int(a.get("requested_seq")), str(a.get("id")))
     )
@@ -221,7 +183,7 @@ def _pending_group(view: Mapping[str, Any]) -> _Group:
         for a in rows
     ]
     header = f"## Pending approvals ({len(rows):,})"
-    return _Group(1, header, ("pending approval", "pending approvals"), lines)
+    return Group(1, header, ("pending approval", "pending approvals"), lines)
 
 
 def _gate_line(r: Mapping[str, Any], indent: str = "") -> str:
@@ -232,10 +194,10 @@ def _gate_line(r: Mapping[str, Any], indent: str = "") -> str:
     return f"{indent}- {_name(r.get('gate'))} [{kind}] {status}{message}"
 
 
-def _blocked_group(view: Mapping[str, Any]) -> _Group:
+def _blocked_group(view: Mapping[str, Any]) -> Group:
     report = view.get("last_report")
     lines: list[str] = []
-    group = _Group(2, "## Last gate report", ("gate result", "gate results"), lines)
+    group = Group(2, "## Last gate report", ("gate result", "gate results"), lines)
     report = report if isinstance(report, Mapping) else {}
     failed = [r for r in _rows(report, "results") if r.get("passed") is False]
     if not failed:
@@ -251,7 +213,7 @@ def _blocked_group(view: Mapping[str, Any]) -> _Group:
     return group
 
 
-def _uncertain_group(view: Mapping[str, Any]) -> _Group:
+def _uncertain_group(view: Mapping[str, Any]) -> Group:
     rows = sorted(
         _rows(view, "uncertain"), key=lambda s: (_int(s.get("started_seq")), str(s.get("key")))
     )
@@ -261,10 +223,10 @@ def _uncertain_group(view: Mapping[str, Any]) -> _Group:
         for s in rows
     ]
     header = f"## Uncertain steps ({len(rows):,}): re-run if idempotent, else check and clear"
-    return _Group(3, header, ("uncertain step", "uncertain steps"), lines)
+    return Group(3, header, ("uncertain step", "uncertain steps"), lines)
 
 
-def _follow_up_group(view: Mapping[str, Any]) -> _Group:
+def _follow_up_group(view: Mapping[str, Any]) -> Group:
     rows = sorted(
         _rows(view, "follow_ups"), key=lambda f: (_int(f.get("opened_seq")), str(f.get("id")))
     )
@@ -275,13 +237,13 @@ def _follow_up_group(view: Mapping[str, Any]) -> _Group:
         for f in rows
     ]
     header = f"## Open follow-ups ({len(rows):,}): resolve with run.resolve_follow_up(id, by)"
-    return _Group(3, header, ("follow-up", "follow-ups"), lines)
+    return Group(3, header, ("follow-up", "follow-ups"), lines)
 
 
-def _next_group(view: Mapping[str, Any]) -> _Group:
+def _next_group(view: Mapping[str, Any]) -> Group:
     rows = sorted(_rows(view, "next"), key=lambda n: (str(n.get("trigger")), str(n.get("to"))))
     lines: list[str] = []
-    group = _Group(4, "## Next triggers", ("next-trigger line", "next-trigger lines"), lines)
+    group = Group(4, "## Next triggers", ("next-trigger line", "next-trigger lines"), lines)
     for n in rows:
         lines.append(
             f"- {_name(n.get('trigger'))} -> {_name(n.get('to'))}: {_name(n.get('status'))}"
@@ -290,11 +252,11 @@ def _next_group(view: Mapping[str, Any]) -> _Group:
     return group
 
 
-def _thread_group(view: Mapping[str, Any]) -> _Group:
+def _thread_group(view: Mapping[str, Any]) -> Group:
     rows = sorted(_rows(view, "threads"), key=lambda t: str(t.get("thread_id")))
     lines: list[str] = []
     noun = ("thread line", "thread lines")
-    group = _Group(4, f"## LangGraph threads ({len(rows):,})", noun, lines)
+    group = Group(4, f"## LangGraph threads ({len(rows):,})", noun, lines)
     for t in rows:
         step = t.get("step")
         where = f"step {step if isinstance(step, int) else '?'} ({_name(t.get('source'))})"
@@ -315,7 +277,7 @@ def _thread_group(view: Mapping[str, Any]) -> _Group:
     return group
 
 
-def _fact_groups(view: Mapping[str, Any]) -> list[_Group]:
+def _fact_groups(view: Mapping[str, Any]) -> list[Group]:
     by_kind: dict[str, list[Mapping[str, Any]]] = {kind: [] for kind in _FACT_RANKS}
     for f in _rows(view, "facts"):
         kind = str(f.get("kind"))
@@ -326,10 +288,10 @@ def _fact_groups(view: Mapping[str, Any]) -> list[_Group]:
     for kind, rank in _FACT_RANKS.items():
         facts = sorted(by_kind[kind], key=lambda f: (str(f.get("key")), _int(f.get("version"))))
         newest = sorted(range(len(facts)), key=lambda i: (-_time(facts[i].get("at")), i))
-        lines = _Lazy(facts, _fact_line)
+        lines = Lazy(facts, _fact_line)
         total = max(_int(counts.get(kind)), len(facts))
         header = f"## Facts: {kind} ({total:,})"
-        groups.append(_Group(rank, header, _FACT, lines, newest, hidden=total - len(facts)))
+        groups.append(Group(rank, header, _FACT, lines, newest, hidden=total - len(facts)))
     return groups
 
 
@@ -339,36 +301,36 @@ def _fact_line(f: Mapping[str, Any]) -> str:
     return f"- {_name(f.get('key'))} (v{_int(f.get('version'))}{extra}) = {value}"
 
 
-def _batch_group(view: Mapping[str, Any]) -> _Group:
+def _batch_group(view: Mapping[str, Any]) -> Group:
     rows = sorted(_rows(view, "batches"), key=lambda b: str(b.get("name")))
     lines = []
     for b in rows:
         done, total = _int(b.get("done")), _int(b.get("total"))
         left = f"; remaining {total - done:,}: {_names(b.get('remaining'))}" if done < total else ""
         lines.append(f"- {_name(b.get('name'))}: {done:,}/{total:,} done{left}")
-    group = _Group(7, f"## Batches ({len(rows):,})", ("batch", "batches"), lines)
+    group = Group(7, f"## Batches ({len(rows):,})", ("batch", "batches"), lines)
     group.priority = sorted(
         range(len(rows)), key=lambda i: _int(rows[i].get("done")) >= _int(rows[i].get("total"))
     )
     return group
 
 
-def _key_id_group(view: Mapping[str, Any]) -> _Group:
+def _key_id_group(view: Mapping[str, Any]) -> Group:
     ids = view.get("key_ids") or {}
     keys = sorted(ids, key=str) if isinstance(ids, Mapping) else []
     lines = [f"- {_name(k)} = {_json(ids[k])}" for k in keys]
-    return _Group(8, f"## Key ids ({len(keys):,})", ("key id", "key ids"), lines)
+    return Group(8, f"## Key ids ({len(keys):,})", ("key id", "key ids"), lines)
 
 
-def _milestone_group(view: Mapping[str, Any]) -> _Group:
-    rows = sorted(_rows(view, "milestones"), key=lambda m: _int(m.get("seq")))
+def _milestone_group(view: Mapping[str, Any]) -> Group:
+    rows = _by_seq(_rows(view, "milestones"))
     lines = [
         f"- {_name(m.get('name'))} at v{_int(m.get('seq'))} (state {_name(m.get('state'))}"
         f"{_when(m.get('at'), ', ')})"
         for m in rows
     ]
     header = f"## Milestones ({len(rows):,})"
-    return _Group(13, header, ("milestone", "milestones"), lines, list(range(len(rows)))[::-1])
+    return Group(13, header, ("milestone", "milestones"), lines, range(len(rows) - 1, -1, -1))
 
 
 def _history_line(e: Mapping[str, Any]) -> str:
@@ -379,31 +341,44 @@ def _history_line(e: Mapping[str, Any]) -> str:
     return f"- {seq}{when} {_text(e.get('summary'))}"
 
 
-def _history_group(view: Mapping[str, Any]) -> _Group:
-    rows = sorted(_rows(view, "history"), key=lambda e: _int(e.get("seq")))
-    lines = _Lazy(rows, _history_line)
+def _by_seq(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``rows`` sorted by their ``seq`` (stable; one not an ``int`` counts as 0).
+
+    A view lists them in that order already: then they are only looked at, not sorted.
+    """
+    seqs: list[Any] = [row.get("seq") for row in rows]
+    if set(map(type, seqs)) <= _INT and all(map(operator.le, seqs, seqs[1:])):
+        return rows
+    return sorted(rows, key=lambda e: _int(e.get("seq")))
+
+
+_INT = frozenset((int,))
+
+
+def _history_group(view: Mapping[str, Any]) -> Group:
+    rows = _by_seq(_rows(view, "history"))
+    lines = Lazy(rows, _history_line)
     header = "## Recent history (oldest first)"
-    return _Group(
-        14, header, ("history line", "history lines"), lines, list(range(len(rows)))[::-1]
-    )
+    newest_first = range(len(rows) - 1, -1, -1)
+    return Group(14, header, ("history line", "history lines"), lines, newest_first)
 
 
-def _memory_group(memory: str | None) -> _Group:
+def _memory_group(memory: str | None) -> Group:
     lines = [_text(line, _MEMORY) for line in (memory or "").strip("\n").splitlines()]
     header = "## Skill memory (from earlier sessions)"
-    return _Group(12, header, ("memory line", "memory lines"), lines)
+    return Group(12, header, ("memory line", "memory lines"), lines)
 
 
-def _recalled_group(recalled: Sequence[str]) -> _Group:
+def _recalled_group(recalled: Sequence[str]) -> Group:
     lines = [f"- {_text(line, _MEMORY)}" for line in recalled]
     header = "## Recalled from earlier runs (archived; best first)"
-    return _Group(13, header, ("recalled item", "recalled items"), lines)
+    return Group(13, header, ("recalled item", "recalled items"), lines)
 
 
-def _stale_group(stale: Sequence[str]) -> _Group:
+def _stale_group(stale: Sequence[str]) -> Group:
     lines = [f"- {_text(line, _MEMORY)}" for line in stale]
     header = f"## Gates that no longer hold ({len(lines):,}): a fact changed after they passed"
-    return _Group(2, header, ("stale gate", "stale gates"), lines)
+    return Group(2, header, ("stale gate", "stale gates"), lines)
 
 
 def _groups(
@@ -411,7 +386,7 @@ def _groups(
     memory: str | None,
     recalled: Sequence[str] = (),
     stale: Sequence[str] = (),
-) -> list[_Group]:
+) -> list[Group]:
     """Every section in display order (empty ones removed)."""
     groups = [
         _header_group(view),
@@ -434,92 +409,9 @@ def _groups(
 
 
 # -- fitting ---------------------------------------------------------------------------------
-def _ticks(line: str) -> int:
-    return max((len(run) for run in _TICKS.findall(line)), default=0)
-
-
-@dataclass
-class _Plan:
-    """The lines in keeping order, with what each costs."""
-
-    groups: list[_Group]
-    order: list[tuple[int, int]]
-    """(group index, line index), most important first."""
-    ticks: list[int]
-    """Longest backtick run of the lines of ``order`` measured so far (in order)."""
-    walls: set[int]
-    """Positions in ``order`` after which a section's left-out lines would come next."""
-
-    @classmethod
-    def of(cls, groups: list[_Group]) -> _Plan:
-        order = [
-            (g, i)
-            for g in sorted(range(len(groups)), key=lambda g: groups[g].rank)
-            for i in groups[g].priority or range(len(groups[g].lines))
-        ]
-        last = {g: n for n, (g, _) in enumerate(order)}
-        return cls(groups, order, [], {n for g, n in last.items() if groups[g].hidden})
-
-    def _tick(self, n: int) -> int:
-        while len(self.ticks) <= n:
-            g, i = self.order[len(self.ticks)]
-            self.ticks.append(_ticks(self.groups[g].lines[i]))
-        return self.ticks[n]
-
-    def keep(self, room: int) -> int:
-        """How many lines of ``order`` fit in ``room`` characters of block (body and fences)."""
-        used, fence, opened = 2 * _MIN_FENCE, _MIN_FENCE, set()
-        for n, (g, i) in enumerate(self.order):
-            group = self.groups[g]
-            cost = len(group.lines[i]) + 1
-            if g not in opened and group.header is not None:
-                cost += len(group.header) + 2  # a blank line, then the header
-            wider = max(fence, self._tick(n) + 1)
-            cost += 2 * (wider - fence)
-            if used + cost > room:
-                return n
-            used, fence = used + cost, wider
-            opened.add(g)
-            if n in self.walls:
-                return n + 1  # the next line is one the view left out: keeping stops here
-        return len(self.order)
-
-    def omitted(self, kept: int, max_chars: int, named: int = _NAMED) -> str:
-        """Say what was left out, most important first (empty when nothing was)."""
-        left = Counter(g for g, _ in self.order[kept:])
-        counts: dict[tuple[str, str], int] = {}
-        for g in sorted(range(len(self.groups)), key=lambda g: self.groups[g].rank):
-            n = left.get(g, 0) + self.groups[g].hidden
-            if n:
-                counts[self.groups[g].noun] = counts.get(self.groups[g].noun, 0) + n
-        if not counts:
-            return ""
-        parts = [_count(n, noun) for noun, n in list(counts.items())[:named]]
-        rest = sum(list(counts.values())[named:])
-        if rest:
-            parts.append(_count(rest, ("more line", "more lines") if parts else ("line", "lines")))
-        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
-        return f"… {listed} omitted to fit {max_chars:,} chars."
-
-    def render(self, kept: int) -> str:
-        """Render the fenced block of the first ``kept`` lines, in display order."""
-        chosen: dict[int, list[int]] = {}
-        for g, i in self.order[:kept]:
-            chosen.setdefault(g, []).append(i)
-        body: list[str] = []
-        for g, group in enumerate(self.groups):
-            if g not in chosen:
-                continue
-            if group.header is not None:
-                body += ["", group.header]
-            body += [group.lines[i] for i in sorted(chosen[g])]
-        fence = "`" * max([_MIN_FENCE, *(self._tick(n) + 1 for n in range(kept))])
-        return f"{fence}text\n" + "\n".join(body) + f"\n{fence}\n"
-
-
-def _fallback(plan: _Plan, max_chars: int) -> str:
+def _fallback(plan: Plan, max_chars: int) -> str:
     """Too small for any recorded line: the title and counts, or the title clipped."""
-    notes = [plan.omitted(0, max_chars, named) for named in (_NAMED, 3, 2, 1, 0)]
+    notes = [plan.omitted(0, max_chars, named) for named in (NAMED, 3, 2, 1, 0)]
     for candidate in (*(f"{TITLE}\n\n{note}\n" for note in notes), f"{TITLE}\n"):
         if len(candidate) <= max_chars:
             return candidate
@@ -556,7 +448,7 @@ def render_summary(
     """
     if max_chars < 0:
         raise ValueError(f"max_chars must be >= 0, not {max_chars}")
-    plan = _Plan.of(_groups(view, memory, recalled, stale))
+    plan = Plan.of(_groups(view, memory, recalled, stale))
     head = f"{TITLE}\n\n{DATA_LABEL}\n\n"
     frame = len(head) + len("text\n") + 1  # the block's newlines around the body ("\n".join)
     reserve = 0

@@ -349,7 +349,8 @@ def encode(
     codec: Codec | None = None,
 ) -> Encoded:
     """Encode ``value`` with ``codec`` (default: the process-wide one). See :meth:`Codec.encode`."""
-    return (codec or _default_codec()).encode(value, store, blob_threshold=blob_threshold)
+    chosen = codec or _default or _default_codec()  # built once: no call on every write
+    return chosen.encode(value, store, blob_threshold=blob_threshold)
 
 
 def decode(stored: Any, encoding: str, store: BlobStore, *, codec: Codec | None = None) -> Any:

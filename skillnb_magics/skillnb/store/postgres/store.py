@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillnb.core.closing import Closing
 from skillnb.core.runstate.eventrecords import event_from_draft
-from skillnb.core.runstate.records import CheckedDraft, Event, EventDraft, RunState
+from skillnb.core.runstate.records import CHECKED_DRAFTS, Event, EventDraft, RunState
 from skillnb.errors import ConflictError, StoreCorrupted
 from skillnb.store.postgres.append import FLUSH, Refused, completes_items, run_append
 from skillnb.store.postgres.items import ItemRows
@@ -97,12 +97,12 @@ def _encoded(drafts: Sequence[EventDraft], after: int) -> tuple[list[Event], lis
     """
     if len(drafts) == 1:  # a commit's usual size: no lists to zip
         draft = drafts[0]
-        checked = type(draft) is CheckedDraft
+        checked = type(draft) in CHECKED_DRAFTS
         event = event_from_draft(after + 1, draft, checked)
         return [event], [event_text(event, checked)]
     events, lines = [], []
     for seq, draft in enumerate(drafts, start=after + 1):
-        checked = type(draft) is CheckedDraft
+        checked = type(draft) in CHECKED_DRAFTS
         events.append(event_from_draft(seq, draft, checked))
         lines.append(event_text(events[-1], checked))
     return events, lines

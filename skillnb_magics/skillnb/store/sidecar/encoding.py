@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skillnb.core.runstate.eventrecords import event_from_draft, event_from_record
-from skillnb.core.runstate.records import RECORD_VERSION, CheckedDraft, Event, EventDraft
+from skillnb.core.runstate.records import CHECKED_DRAFTS, RECORD_VERSION, Event, EventDraft
 from skillnb.store.sidecar.journal import encode_events, encode_one
 
 __all__ = ["created_run", "encoded", "events_after"]
@@ -41,13 +41,13 @@ def encoded(drafts: Sequence[EventDraft], after: int) -> tuple[list[Event], byte
         EventRejected: a draft the journal cannot hold.
 
     """
-    if len(drafts) == 1 and type(draft := drafts[0]) is CheckedDraft:
-        line = encode_one(after + 1, draft)
+    if len(drafts) == 1 and type(draft := drafts[0]) in CHECKED_DRAFTS:
+        line = encode_one(after + 1, draft)  # type: ignore[arg-type]  # a checked draft
         if line is not None:  # the event event_from_draft makes of a checked draft
             fields = {"v": RECORD_VERSION, "seq": after + 1, "type": draft.type, "at": draft.at}
             fields["data"] = {**draft.data}
             return [event_from_record(fields)], line
-    checked = [type(d) is CheckedDraft for d in drafts]
+    checked = [type(d) in CHECKED_DRAFTS for d in drafts]
     events = [
         event_from_draft(after + i, d, c)
         for i, (d, c) in enumerate(zip(drafts, checked, strict=True), 1)

@@ -55,7 +55,7 @@ from skillnb.core.limits import (
     check_run_id,
     event_problem,
 )
-from skillnb.core.runstate.records import RECORD_VERSION, CheckedDraft, Event
+from skillnb.core.runstate.records import RECORD_VERSION, CheckedDraft, Event, FactDraft
 from skillnb.core.safejson import json_depth_exceeds, load_json
 from skillnb.errors import SkillnbError, StoreCorrupted
 from skillnb.store.migrations import EVENT_MIGRATIONS, upgrade
@@ -274,7 +274,7 @@ def encode_one(seq: int, draft: CheckedDraft) -> bytes | None:
     if not _orjson_writes(at):
         return None
     type_, data = draft.type, draft.data
-    if type_ in NAMED_EVENTS:
+    if type_ in NAMED_EVENTS and type(draft) is not FactDraft:  # its maker checked its names
         problem = event_problem(type_, data)
         if problem is not None:
             raise EventRejected(f"event {seq} cannot be journaled: {problem}")

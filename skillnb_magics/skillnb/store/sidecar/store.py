@@ -112,25 +112,9 @@ class SidecarStore(Closing):
         group_commit: fsync an append's lines just *after* the writer lock is let go, rather
             than while holding it (see below); ``False`` fsyncs under the lock.
 
-    Group commit: the lines of an append are written under the lock, and the fsync that makes
-    them durable runs when the outermost hold of the lock ends, after other processes may take
-    it. Writers waiting for the lock then append meanwhile, and one fsync, which flushes the
-    whole file, may cover several writers' appends; with several processes writing to one run,
-    fewer of them wait for the disk while holding the lock. Every writer still calls fsync, and
-    the fsyncs of several writers overlap: the file system commits the ones in flight together
-    (ext4's journal does), and the disk works on several at once. A shared "durable up to" mark
-    under a second lock, with which one writer fsyncs for all and the others skip theirs,
-    halves the fsyncs but puts them in single file: with 4 writer processes it reached about
-    2.5 times the rate of fsync under the lock where overlapping fsyncs reach about 3.5 to 4
-    (``benchmarks/store.py``'s race, same runs), and a single writer paid more, so it is not
-    used. Nothing is acknowledged earlier: a
-    caller that holds :meth:`lock` around its appends (as :class:`~skillnb.service.journal.
-    RunJournal` does) gets control back from its ``with`` block only once the fsync is done,
-    and one that calls :meth:`append` alone, once ``append`` returns. Other processes may read
-    lines that are not yet durable (as with ``sync=False``); any of them that appends and
-    acknowledges fsyncs those lines with its own. Should that fsync fail, its lines cannot be
-    cut any more (others may follow them): the error is raised to the writer, whose write is
-    then of unknown durability, and the journal is read again from the file.
+    Group commit: an append's fsync runs when the outermost hold of the lock ends, after other
+    processes may take it, and nothing is acknowledged before it is done (see
+    :mod:`skillnb.store.sidecar.appender`, which also says why no writer fsyncs for others).
 
     One object may be shared by threads. Several objects, in one process or many, may share a
     folder: the lock file orders their writes and each sees the others' commits.
@@ -147,7 +131,7 @@ class SidecarStore(Closing):
         self._lock = FileLock(self._layout.lock, self._mutex)
         self._tail = JournalTail(self._layout.journal, self._layout.check_root)
         self._blobs = BlobFolder(self._layout.blobs, self._layout.check_root)
-        self._appender = Appender(self._tail, self._hook)
+        self._appender = Appender(self._tail, phase_hook)
         self._root_ready = False
         self._closed = False
         self._torn_seen: tuple[object, ...] | None = None
@@ -212,7 +196,8 @@ class SidecarStore(Closing):
             return
         with self._mutex:  # this object's other threads wait for the fsync; processes do not
             self._lock.release()
-            self._hook("append.unlocked")
+            if self._hook is not _no_hook:  # the usual store calls no hook at all
+                self._hook("append.unlocked")
             self._appender.settle()
 
     def _refresh(self) -> None:
@@ -339,6 +324,22 @@ class SidecarStore(Closing):
         finally:
             self._release()
 
+    def append_current(
+        self, drafts: Sequence[EventDraft], expected_version: int, run_id: str, *, sync: bool = True
+    ) -> list[Event] | None:
+        """:meth:`append` when the journal is as this object last saw it, else ``None``.
+
+        For a writer whose state is at ``expected_version`` of run ``run_id`` (a ``run_id`` of
+        ``""``: any run) and that did not catch up first: the append is made when nobody else
+        wrote since, a compaction included (one ``lstat`` tells), and the journal is that
+        run's at that version. ``None``: nothing was written; the usual path (catch up, then
+        :meth:`append`) decides. Raises what :meth:`append` raises for such drafts.
+        """
+        events, data = encoded(drafts, expected_version)  # nothing written: may be asked again
+        if events and self._append_open(events, data, expected_version, sync, run_id):
+            return events
+        return None
+
     def compact(self, state: RunState) -> None:
         """Write ``state`` as the snapshot, archive the live journal, start a fresh one.
 
@@ -395,8 +396,13 @@ class SidecarStore(Closing):
     def usage_bytes(self) -> tuple[int, int]:
         """:meth:`live_bytes` and :meth:`snapshot_bytes` in one look (what a commit asks)."""
         with self._mutex:
-            self._refresh()
-            return self._tail.end, self._snapshot_bytes()
+            tail = self._tail
+            if self._closed or not self._fresh or tail.identity is None:  # else as _refresh finds
+                self._refresh()
+            known = self._snapshot_size  # what _snapshot_bytes remembers, without the call
+            if known is not None and known[0] == (tail.identity, tail.base):
+                return tail.end, known[1]
+            return tail.end, self._snapshot_bytes()
 
     def _snapshot_bytes(self) -> int:
         """:meth:`snapshot_bytes` of the tail as last refreshed (the thread lock held)."""
@@ -457,7 +463,9 @@ class SidecarStore(Closing):
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _append_open(self, events: list[Event], lines: bytes, expected: int, sync: bool) -> bool:
+    def _append_open(
+        self, events: list[Event], lines: bytes, expected: int, sync: bool, run_id: str = ""
+    ) -> bool:
         """Append ``lines`` (of ``events``) to the open journal when it is as this store saw it.
 
         The usual append (a fact, a step's marker, a gate's firing with its step), with the
@@ -479,6 +487,8 @@ class SidecarStore(Closing):
                 self._fresh = True  # looked at under this object's hold, as _refresh does
             if tail.size != tail.end or expected != tail.last:
                 return False
+            if run_id and tail.run_id is not None and tail.run_id != run_id:
+                return False  # looked at again just now: another run's journal stands here
             try:
                 self._appender.write(lines, sync=sync, later=self._group_commit, fd=fd)
             except BaseException:
