@@ -31,8 +31,10 @@ import functools
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
+
+from skillnb.service.clock import now
 
 if TYPE_CHECKING:
     from skillnb.core.runstate.records import Event
@@ -148,13 +150,9 @@ def build_bundle(
     volatile = {
         "v": 1,
         "run_id": run_id,
-        "at": (clock or _now)().isoformat(),
+        "at": (clock or now)().isoformat(),  # local time, its zone looked up once a minute
         "events": [_dump(e, values) for e in events],
         "mirror": mirror,
     }
     metadata = {MIME: volatile}
     return data, metadata
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).astimezone()

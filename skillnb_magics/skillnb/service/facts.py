@@ -60,7 +60,10 @@ def write_fact(
     """
     if not isinstance(key, str) or not key:
         raise SkillnbError(f"a fact key must be a non-empty string, not {key!r}")
-    _check_fields(key, kind, note, cell_id, source_hash)
+    if note is None and cell_id is None and source_hash is None and kind in FACT_KINDS:
+        check_key(key, "fact key")  # what _check_fields checks of the usual write, one call
+    else:
+        _check_fields(key, kind, note, cell_id, source_hash)
     encoded = codec.encode(value, journal.store, **journal.codec_options())
     stored_value = encoded.value if encoded.plain else to_jsonable_python(encoded.value)
     at = journal.clock()
