@@ -170,22 +170,32 @@ def test_force_runs_again_and_an_equal_value_records_no_version(folder: Path) ->
 COUNT = """
 import os, threading
 from skillnb.jupyter.extension import current_session
-store = current_session(get_ipython()).run.journal.store
+journal = current_session(get_ipython()).run.journal
+store = journal.store
 appends, fsyncs = [], []
-_append, _fsync = store.append, os.fsync
+_append, _current, _fsync = store.append, journal._append_current, os.fsync
 
 def append(drafts, **kwargs):
     appends.append(([d.type for d in drafts], kwargs.get('sync', True)))
     return _append(drafts, **kwargs)
+
+def current(drafts, *args, **kwargs):  # the append on the state as last folded, if made
+    events = _current(drafts, *args, **kwargs)
+    if events is not None:
+        appends.append(([d.type for d in drafts], kwargs.get('sync', True)))
+    return events
 
 def fsync(fd):  # on the cell's own thread (the skill memory is written by another one)
     if threading.current_thread() is threading.main_thread():
         fsyncs.append(fd)
     return _fsync(fd)
 
-store.append, os.fsync = append, fsync
+store.append, journal._append_current, os.fsync = append, current, fsync
 """
-REPORT = "store.append, os.fsync = _append, _fsync\nprint(json.dumps([appends, len(fsyncs)]))"
+REPORT = (
+    "store.append, journal._append_current, os.fsync = _append, _current, _fsync\n"
+    "print(json.dumps([appends, len(fsyncs)]))"
+)
 
 
 def test_a_forced_formalize_costs_one_durable_append(folder: Path) -> None:
