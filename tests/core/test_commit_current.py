@@ -10,7 +10,6 @@ field for field, that a reader folding the record from the file builds.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,6 @@ import pytest
 from skillnb.core.runstate.records import EventDraft, Fact
 from skillnb.errors import ConflictError, RunReplaced, UnsafePath
 from skillnb.run import Run, open_run
-
-
-@pytest.fixture
-def two(tmp_path: Path) -> Iterator[tuple[Run, Run]]:
-    """Two handles on one sidecar run, as two kernels would hold them."""
-    first = open_run(state_dir=tmp_path / "run", memory=False)
-    first.formalize("seed", 0)
-    second = open_run(state_dir=tmp_path / "run", memory=False)
-    yield first, second
-    first.close()
-    second.close()
 
 
 def _same(live: Fact, read: Fact) -> None:
