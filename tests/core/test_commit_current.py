@@ -20,6 +20,7 @@ import pytest
 from skillnb.core.runstate.records import EventDraft, Fact
 from skillnb.errors import ConflictError, RunReplaced, UnsafePath
 from skillnb.run import Run, open_run
+from skillnb.service import journal as journal_module
 
 
 def _same(live: Fact, read: Fact) -> None:
@@ -37,12 +38,20 @@ VALUES: list[Any] = [1, "text", {"a": [1, 2.5, None]}, [True, {"b": "c"}], 2**70
 
 
 @pytest.mark.parametrize("zone", ZONES, ids=["utc", "plus-0530", "sao-paulo"])
-def test_the_fact_folded_on_write_is_the_fact_read_back(tmp_path: Path, zone: Any) -> None:
+def test_the_fact_folded_on_write_is_the_fact_read_back(
+    tmp_path: Path, zone: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     moments = iter(datetime(2026, 12, 7, 3, 4, 5, m, tzinfo=zone) for m in range(1000))
     run = open_run(state_dir=tmp_path / "run", memory=False, clock=lambda: next(moments))
+    held: list[bool] = []  # each commit: folded from the fact its draft holds, or not
+    apply = journal_module.apply_written
+    monkeypatch.setattr(
+        journal_module, "apply_written", lambda *a: held.append(apply(*a)) or held[-1]
+    )
     for i, value in enumerate(VALUES * 2):
         note, cell = (f"note {i}", f"cell-{i}") if i % 2 else (None, None)
         run.formalize(f"k{i % 4}", value, kind="decision", note=note, cell_id=cell)
+    assert held == [False] + [True] * (len(VALUES) * 2 - 1)  # the first creates the run
     live = run.journal.state
     run.close()
     with open_run(state_dir=tmp_path / "run", memory=False) as again:

@@ -60,10 +60,7 @@ def write_fact(
     """
     if not isinstance(key, str) or not key:
         raise SkillnbError(f"a fact key must be a non-empty string, not {key!r}")
-    if note is None and cell_id is None and source_hash is None and kind in FACT_KINDS:
-        check_key(key, "fact key")  # what _check_fields checks of the usual write, one call
-    else:
-        _check_fields(key, kind, note, cell_id, source_hash)
+    _check_fields(key, kind, note, cell_id, source_hash)
     encoded = codec.encode(value, journal.store, **journal.codec_options())
     stored_value = encoded.value if encoded.plain else to_jsonable_python(encoded.value)
     at = journal.clock()
@@ -112,6 +109,8 @@ def _check_fields(
 ) -> None:
     """What ``check_event`` and the :class:`Fact` model check, before anything is encoded."""
     check_key(key, "fact key")
+    if note is None and cell_id is None and source_hash is None and kind in FACT_KINDS:
+        return  # the usual write: nothing more to look at
     check_text(note, "note")
     if kind not in FACT_KINDS:
         raise SkillnbError(f"a fact's kind is one of {', '.join(FACT_KINDS)}; not {kind!r}")

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from skillnb.core.capacity import CapacityWarning, Limits, due
+from skillnb.core.capacity import CapacityWarning, Limits, due, well_within
 from skillnb.core.gcpause import gc_paused
 from skillnb.core.limits import check_event
 from skillnb.core.runstate.eventrecords import first_of_type
@@ -470,9 +470,8 @@ class RunJournal:
             live, snap = self._sizes
             live_bytes = live() if live is not None else None
             snapshot_bytes = snap() if snap is not None else 0
-        below, bytes_below, live_at_most = self.limits.calm  # well_within, inline: no calls
-        if facts < below and snapshot_bytes < bytes_below and (live_bytes or 0) <= live_at_most:
-            return False, {}  # the usual answer (each call costs most just after the fsync)
+        if well_within(self.limits, facts, live_bytes, snapshot_bytes):
+            return False, {}  # the usual answer, without due's own look at it
         return due(self.limits, facts, live_bytes, snapshot_bytes, self._warned)
 
     def _warn(self, due: Mapping[str, str]) -> None:

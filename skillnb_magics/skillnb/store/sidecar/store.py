@@ -396,13 +396,8 @@ class SidecarStore(Closing):
     def usage_bytes(self) -> tuple[int, int]:
         """:meth:`live_bytes` and :meth:`snapshot_bytes` in one look (what a commit asks)."""
         with self._mutex:
-            tail = self._tail
-            if self._closed or not self._fresh or tail.identity is None:  # else as _refresh finds
-                self._refresh()
-            known = self._snapshot_size  # what _snapshot_bytes remembers, without the call
-            if known is not None and known[0] == (tail.identity, tail.base):
-                return tail.end, known[1]
-            return tail.end, self._snapshot_bytes()
+            self._refresh()
+            return self._tail.end, self._snapshot_bytes()
 
     def _snapshot_bytes(self) -> int:
         """:meth:`snapshot_bytes` of the tail as last refreshed (the thread lock held)."""
