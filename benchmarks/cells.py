@@ -18,6 +18,11 @@ a second shell runs cells with cell ids on a run that another writer grows to 10
 as many gate steps), then to 10,000, and the CPU time a ``%%gate`` that fires takes over a
 plain cell (with a cell id too) is printed at both sizes.
 
+Then where the time of a ``%%formalize --force`` cell goes (``parts``): IPython around the
+magic, the claim (the step's ``step.started`` append, not fsynced), the body, the commit and
+its fsync apart, the output (display bundle and mirrors) and the magic's own work, each timed
+inside the real cell and printed as its median, beside the whole cell's and a plain cell's.
+
 The start-up processes read compiled bytecode, as an installed package does (pip writes it):
 they run with a bytecode cache of their own in the temporary folder (``PYTHONPYCACHEPREFIX``,
 even where ``PYTHONDONTWRITEBYTECODE`` is set), filled by one start of each variant that is
@@ -46,6 +51,7 @@ import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
@@ -216,6 +222,104 @@ def growth(folder: Path, repeat: int) -> Growth:
     return figures
 
 
+PARTS = (
+    "IPython around the magic",
+    "claim (step.started, not fsynced)",
+    "body",
+    "commit, without its fsync",
+    "the commit's fsync",
+    "output (bundle, mirrors)",
+    "the magic's own work",
+)
+
+
+class _Parts:
+    """Exclusive time of each part of a cell, summed: a part run inside another counts for
+    the inner one only, except where the outer one takes it in (the claim's own commit)."""
+
+    def __init__(self) -> None:
+        self.spent = dict.fromkeys(PARTS, 0.0)
+        self._stack: list[list[Any]] = []  # [part, time of the parts inside it]
+
+    def wrap(
+        self, part: str, fn: Callable[..., Any], within: str | None = None
+    ) -> Callable[..., Any]:
+        """``fn``, its time counted as ``part`` (as ``within``'s when called inside it)."""
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if within is not None and self._stack and self._stack[-1][0] == within:
+                return fn(*args, **kwargs)
+            self._stack.append([part, 0.0])
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                took = time.perf_counter() - start
+                self.spent[part] += took - self._stack.pop()[1]
+                if self._stack:
+                    self._stack[-1][1] += took
+
+        return timed
+
+
+def _swap(owner: Any, name: str, value: Any) -> Any:
+    """Put ``value`` as ``owner``'s ``name`` (an item of a dict, else an attribute); the old."""
+    if isinstance(owner, dict):
+        old, owner[name] = owner[name], value
+    else:
+        old = getattr(owner, name)
+        setattr(owner, name, value)
+    return old
+
+
+def parts(folder: Path, repeat: int) -> dict[str, float]:
+    """Where the time of a ``%%formalize --force`` cell goes: median microseconds per cell.
+
+    Each part is timed inside the real cell (a wrapper costs well under a microsecond),
+    its median over the cells; then the whole cell's and a plain cell's, sampled in turn
+    with it (the medians of the parts need not add up to the whole's).
+    """
+    from skillnb.jupyter.session import NotebookSession
+    from skillnb.service import steps as steps_module
+    from skillnb.service.journal import RunJournal
+    from skillnb.store.fileops.posix import PosixFileOps
+
+    shell = shell_in(folder, "parts.ipynb")
+    run_cell(shell, FORCE)
+    spent = _Parts()
+    magics = shell.magics_manager.magics["cell"]
+    patched = [
+        (magics, "formalize", spent.wrap(PARTS[-1], magics["formalize"])),
+        (steps_module.Steps, "claim", spent.wrap(PARTS[1], steps_module.Steps.claim)),
+        (steps_module.Steps, "run_body", spent.wrap(PARTS[2], steps_module.Steps.run_body)),
+        (RunJournal, "commit", spent.wrap(PARTS[3], RunJournal.commit, within=PARTS[1])),
+        (PosixFileOps, "flush", spent.wrap(PARTS[4], PosixFileOps.flush)),
+        (NotebookSession, "show", spent.wrap(PARTS[5], NotebookSession.show)),
+    ]
+    saved = [(owner, name, _swap(owner, name, wrapper)) for owner, name, wrapper in patched]
+    samples: dict[str, list[float]] = {part: [] for part in (*PARTS, "whole cell", "plain")}
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            run_cell(shell, "x = 42\nx;")
+            samples["plain"].append(time.perf_counter() - start)
+            before = dict(spent.spent)
+            start = time.perf_counter()
+            run_cell(shell, FORCE)
+            whole = time.perf_counter() - start
+            samples["whole cell"].append(whole)
+            inside = {part: spent.spent[part] - before[part] for part in PARTS[1:]}
+            for part, took in inside.items():
+                samples[part].append(took)
+            samples[PARTS[0]].append(whole - sum(inside.values()))
+    finally:
+        for owner, name, original in saved:
+            _swap(owner, name, original)
+        shell.run_line_magic("unload_ext", "skillnb")
+        InteractiveShell.clear_instance()
+    return {part: statistics.median(values) * 1e6 for part, values in samples.items()}
+
+
 STARTUP = """
 import time
 t0 = time.perf_counter()
@@ -362,6 +466,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         try:
             per_cell, cpu, sizes = cells(folder, args.repeat)
             grown = growth(folder, max(20, args.repeat // 4))
+            split = parts(folder, args.repeat)
             starts = startup(folder, args.starts) if args.starts > 0 else None
         finally:
             os.chdir(home)
@@ -381,6 +486,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
             f", %%gate fires {walls['%%gate (fires, per cell)']:.3f}"
             f" / {cpus['%%gate (fires, per cell)']:.3f}, cpu over plain {over:.3f}"
         )
+    print(f"\nwhere a %%formalize --force cell's time goes, median of {args.repeat} (us)")
+    for name, value in split.items():
+        label = "a plain cell, sampled in turn" if name == "plain" else name
+        print(f"  {label:<42} {value:9.1f}")
     if starts is not None:
         print(f"\nstart-up, median of {args.starts} fresh processes (ms)")
         for name, value in starts.items():

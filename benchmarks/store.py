@@ -2,7 +2,11 @@
 
 Run with ``.venv/bin/python benchmarks/store.py`` (under a minute). Every figure is the median
 of one run on this machine; ratios are against the raw ``os.write`` + ``os.fsync`` of the same
-bytes, measured in the same run, so they travel between machines better than the times. On a
+bytes, measured in the same run, so they travel between machines better than the times. The
+sidecar and ``run.formalize`` are measured at both sizes in the same minutes (a write at the
+10th fact, then one at the 10,000th, in turn, each beside a raw write of its own): the
+machine's speed drifts by a fifth within minutes here, and two sizes measured one after the
+other showed that drift as growth. On a
 disk busy with other writers, where the raw fsync takes milliseconds, every ratio tends to 1:
 read the CPU figures then (``run.formalize CPU`` beside the raw write's).
 
@@ -176,23 +180,64 @@ def paired(
     )
 
 
+def paired_sizes(
+    small: Callable[[int], None],
+    big: Callable[[int], None],
+    raw: Raw,
+    count: int,
+    first: int = 0,
+) -> tuple[Point, Point]:
+    """:func:`paired` of a write at the 10th fact and of one at the 10,000th, interleaved.
+
+    Write ``n`` of each size goes in the same round (which size goes first alternates), each
+    beside a raw write of its own: both sizes see the same minutes of the disk and of the
+    machine, so their ratio (the growth) is about the code, not about when it ran.
+    """
+    points: dict[str, list[Point]] = {"small": [], "big": []}
+    for n in range(first, first + count):
+        pair = [("small", small), ("big", big)]
+        for name, write in pair if n % 2 else reversed(pair):
+            points[name].append(paired(write, raw, n, 1))
+    return _median_point(points["small"]), _median_point(points["big"])
+
+
+def _median_point(points: list[Point]) -> Point:
+    """The medians of single-write points (CPU: the mean, as :func:`paired` gives it)."""
+    return Point(
+        statistics.median(p.store for p in points),
+        statistics.median(p.raw for p in points),
+        statistics.fmean(p.store_cpu for p in points),
+        statistics.fmean(p.raw_cpu for p in points),
+    )
+
+
 def bench_sidecar(folder: Path, raw: Raw) -> tuple[Point, Point]:
-    store = SidecarStore(folder / "sidecar")
+    """The store alone, at the 10th and at the 10,000th fact (two stores, sampled in turn)."""
+    stores = {size: SidecarStore(folder / f"sidecar-{size}") for size in (10, BIG)}
+    heads = dict.fromkeys(stores, 0)
 
-    def write(n: int) -> None:
-        store.append([fact_draft(n)], expected_version=n)
+    def writer(size: int) -> Callable[[int], None]:
+        store = stores[size]
 
+        def write(_: int) -> None:
+            store.append([fact_draft(heads[size])], expected_version=heads[size])
+            heads[size] += 1
+
+        return write
+
+    small, big = writer(10), writer(BIG)
     for n in range(10):
-        write(n)
-    small = paired(write, raw, 10, WRITES)
-    head = store.head()
-    while head < BIG:  # fill quickly, in batches, to reach the 10,000th write
+        small(n)
+    big_store = stores[BIG]
+    while heads[BIG] < BIG:  # fill quickly, in batches, to reach the 10,000th write
+        head = heads[BIG]
         batch = min(1000, BIG - head)
-        store.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
-        head += batch
-    big = paired(write, raw, head, WRITES)
-    store.close()
-    return small, big
+        big_store.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
+        heads[BIG] += batch
+    points = paired_sizes(small, big, raw, WRITES)
+    for store in stores.values():
+        store.close()
+    return points
 
 
 def bench_naive(folder: Path, raw: Raw) -> tuple[Point, Point]:
@@ -247,25 +292,29 @@ def bench_sqlite(folder: Path, raw: Raw) -> tuple[Point, Point]:
 
 
 def bench_formalize(folder: Path, raw: Raw) -> tuple[Point, Point]:
-    """``run.formalize`` end to end, at the 10th and at the 10,000th fact."""
-    run = open_run(state_dir=folder / "run", memory=False)
+    """``run.formalize`` end to end, at the 10th and at the 10,000th fact (sampled in turn)."""
+    small_run = open_run(state_dir=folder / "run-10", memory=False)
+    big_run = open_run(state_dir=folder / "run-10000", memory=False)
     value = {"score": 1, "label": "item"}
-
-    def write(n: int) -> None:
-        run.formalize(f"k{n % BIG}", value)
-
     for n in range(10):
-        write(n)
-    small = paired(write, raw, 10, WRITES)
-    head = run.version
+        small_run.formalize(f"k{n}", value)
+        big_run.formalize(f"k{n}", value)
+    head = big_run.version
     while head < BIG:
         batch = min(1000, BIG - head)
-        run.store.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
+        big_run.store.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
         head += batch
-    run.refresh()
-    big = paired(write, raw, head, WRITES)
-    run.close()
-    return small, big
+    big_run.refresh()
+    points = paired_sizes(
+        lambda n: small_run.formalize(f"k{n}", value),  # a new fact each write, from the 11th
+        lambda n: big_run.formalize(f"k{n % BIG}", value),  # a new version of one of 10,000
+        raw,
+        WRITES,
+        first=10,
+    )
+    small_run.close()
+    big_run.close()
+    return points
 
 
 class Counted(NamedTuple):
