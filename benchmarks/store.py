@@ -6,9 +6,9 @@ bytes, measured in the same run, so they travel between machines better than the
 sidecar and ``run.formalize`` are measured at both sizes in the same minutes (a write at the
 10th fact, then one at the 10,000th, in turn, each beside a raw write of its own): the
 machine's speed drifts by a fifth within minutes here, and two sizes measured one after the
-other showed that drift as growth. On a
-disk busy with other writers, where the raw fsync takes milliseconds, every ratio tends to 1:
-read the CPU figures then (``run.formalize CPU`` beside the raw write's).
+other showed that drift as growth. On a disk busy with other writers, where the raw fsync
+takes milliseconds, every ratio tends to 1: read the CPU figures then (``run.formalize CPU``
+beside the raw write's).
 
 Workload: one "fact write" is an ``append`` of a single ``fact.formalized`` event whose data is
 a dumped :class:`~skillnb.core.runstate.records.Fact` (about 370 bytes as a journal line). Compared
@@ -54,6 +54,7 @@ Then the team store on a local PostgreSQL (see ``benchmarks/store_postgres.py``;
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
 import sqlite3
@@ -213,31 +214,29 @@ def _median_point(points: list[Point]) -> Point:
 
 def bench_sidecar(folder: Path, raw: Raw) -> tuple[Point, Point]:
     """The store alone, at the 10th and at the 10,000th fact (two stores, sampled in turn)."""
-    stores = {size: SidecarStore(folder / f"sidecar-{size}") for size in (10, BIG)}
-    heads = dict.fromkeys(stores, 0)
-
-    def writer(size: int) -> Callable[[int], None]:
-        store = stores[size]
-
-        def write(_: int) -> None:
-            store.append([fact_draft(heads[size])], expected_version=heads[size])
-            heads[size] += 1
-
-        return write
-
-    small, big = writer(10), writer(BIG)
+    small, big = (SidecarStore(folder / f"sidecar-{size}") for size in (10, BIG))
     for n in range(10):
-        small(n)
-    big_store = stores[BIG]
-    while heads[BIG] < BIG:  # fill quickly, in batches, to reach the 10,000th write
-        head = heads[BIG]
+        small.append([fact_draft(n)], expected_version=n)
+    head = 0
+    while head < BIG:  # fill quickly, in batches, to reach the 10,000th write
         batch = min(1000, BIG - head)
-        big_store.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
-        heads[BIG] += batch
-    points = paired_sizes(small, big, raw, WRITES)
-    for store in stores.values():
-        store.close()
+        big.append([fact_draft(head + i) for i in range(batch)], expected_version=head)
+        head += batch
+    points = paired_sizes(_writer(small, 10), _writer(big, BIG), raw, WRITES)
+    small.close()
+    big.close()
     return points
+
+
+def _writer(store: SidecarStore, head: int) -> Callable[[int], None]:
+    """One fact write after another to ``store``, whose head is ``head``."""
+    seqs = itertools.count(head)
+
+    def write(_: int) -> None:
+        n = next(seqs)
+        store.append([fact_draft(n)], expected_version=n)
+
+    return write
 
 
 def bench_naive(folder: Path, raw: Raw) -> tuple[Point, Point]:
